@@ -1,0 +1,33 @@
+# snowflake: Twitter-Snowflake IDs generated inside PostgreSQL
+
+EXTENSION = snowflake
+EXTVERSION = 1.0
+
+MODULE_big = snowflake
+OBJS = snowflake.o
+DATA = snowflake--$(EXTVERSION).sql
+PGFILEDESC = "snowflake - Twitter-Snowflake IDs generated inside PostgreSQL"
+
+# Tests run against throwaway servers that pg_regress starts itself.
+REGRESS = layout generate errors
+REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=./test/preload.conf
+ISOLATION = interleave
+ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=./test/preload.conf
+TAP_TESTS = 1
+
+# Tests that need a server without the preload.
+NOPRELOAD_REGRESS = nopreload
+
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+.PHONY: installcheck-nopreload
+installcheck-nopreload:
+	$(pg_regress_installcheck) --temp-instance=./tmp_check_nopreload \
+		--temp-config=./test/nopreload.conf \
+		--outputdir=./tmp_check_nopreload/output $(NOPRELOAD_REGRESS)
+
+EXTRA_CLEAN = tmp_check_nopreload tmp_check_iso output_iso

@@ -1,0 +1,1152 @@
+/*-------------------------------------------------------------------------
+ *
+ * snowflake.c
+ *		Twitter-Snowflake IDs generated inside PostgreSQL.
+ *
+ * An ID is a positive bigint laid out as Twitter defined it:
+ *
+ *	 bit 63		always 0, so every ID is a positive bigint
+ *	 bits 62-22 milliseconds since the epoch (snowflake.epoch), 41 bits
+ *	 bits 21-17 datacenter id (snowflake.datacenter_id), 5 bits
+ *	 bits 16-12 worker id (snowflake.worker_id), 5 bits
+ *	 bits 11-0	sequence within the millisecond, 12 bits
+ *
+ * All widths and shifts are defined once, below, and everything else is
+ * derived from them.
+ *
+ * One server is one generator.  Its whole state is one 64-bit word in
+ * shared memory, the "tick" of the last ID issued: (ms << sequence bits) |
+ * sequence.  The tick is the ID without the node bits, so ticks order IDs
+ * exactly as the IDs themselves order, and tick + 1 carries from a used-up
+ * sequence into the next millisecond.  A backend reads the word, computes
+ * max(last + 1, now << sequence bits) and installs it with one
+ * compare-and-swap.  Whoever wins owns that tick; whoever loses retries with
+ * the value it was handed.  No lock is held while generating, so nothing can
+ * wait on a backend that has been descheduled, and two backends can never
+ * own the same tick.  Since every issued tick was installed into the word,
+ * the word is always the largest tick ever issued, so every ID is greater
+ * than all IDs issued before it, by any backend.
+ *
+ * The generator may run ahead of the wall clock by at most snowflake.max_lead
+ * milliseconds (0 by default); beyond that it waits, for the next
+ * millisecond when a millisecond's sequence is used up, or for a clock that
+ * has stepped back for at most snowflake.max_clock_wait, and then errors.
+ *
+ * Shared memory is empty after a restart, so the generator also keeps a
+ * durable high-water mark: a millisecond that no issued ID has reached.  The
+ * mark is stored in a small file in the data directory (written to a
+ * temporary name, fsynced and durably renamed) and is always on disk before
+ * any ID at or past the previous mark is handed out.  When generation comes
+ * near the mark, one backend writes a new mark SNOWFLAKE_MARK_STRIDE_MS
+ * ahead under mark_lock while the others go on below the old one, so the
+ * hot path does no I/O.  At server start generation resumes at the mark, so
+ * a restart or crash never repeats an ID even when the clock went back; a
+ * clean shutdown writes the exact mark so that a restart does not have to
+ * wait for the clock.  The same mark is WAL-logged through a custom resource
+ * manager before it is used, so a standby that replays a commit has also
+ * replayed a mark above every ID that transaction could hold; after
+ * promotion it resumes above that mark.  The file does not depend on
+ * synchronous_commit.
+ *
+ * Copyright (c) 2026, the snowflake authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "common/int.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "port/pg_crc32c.h"
+#include "portability/instr_time.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+PG_MODULE_MAGIC;
+
+/*---- ID layout: the one place that knows the widths ----*/
+
+#define SNOWFLAKE_SEQUENCE_BITS		12
+#define SNOWFLAKE_WORKER_BITS		5
+#define SNOWFLAKE_DATACENTER_BITS	5
+#define SNOWFLAKE_TIME_BITS			41
+
+#define SNOWFLAKE_WORKER_SHIFT		SNOWFLAKE_SEQUENCE_BITS
+#define SNOWFLAKE_DATACENTER_SHIFT	(SNOWFLAKE_WORKER_SHIFT + SNOWFLAKE_WORKER_BITS)
+#define SNOWFLAKE_TIME_SHIFT		(SNOWFLAKE_DATACENTER_SHIFT + SNOWFLAKE_DATACENTER_BITS)
+
+#define SNOWFLAKE_MAX_SEQUENCE		((INT64CONST(1) << SNOWFLAKE_SEQUENCE_BITS) - 1)
+#define SNOWFLAKE_MAX_WORKER_ID		((1 << SNOWFLAKE_WORKER_BITS) - 1)
+#define SNOWFLAKE_MAX_DATACENTER_ID ((1 << SNOWFLAKE_DATACENTER_BITS) - 1)
+#define SNOWFLAKE_MAX_MS			((INT64CONST(1) << SNOWFLAKE_TIME_BITS) - 1)
+
+StaticAssertDecl(SNOWFLAKE_TIME_SHIFT + SNOWFLAKE_TIME_BITS == 63,
+				 "a snowflake ID must use bits 0-62 exactly");
+
+/* Twitter's epoch, 2010-11-04 01:42:54.657 UTC */
+#define SNOWFLAKE_DEFAULT_EPOCH		"2010-11-04 01:42:54.657+00"
+
+/* Milliseconds from the Unix epoch to PostgreSQL's (2000-01-01) */
+#define SNOWFLAKE_UNIX_TO_PG_MS \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+
+/*---- the durable high-water mark ----*/
+
+/*
+ * How far ahead of the generator a newly written mark lies, and so how far
+ * past the last real ID a server may resume after a crash.  A new mark is
+ * written once generation is within half of this of the old one: at full
+ * speed that is one small fsync every 500 ms of ID time.  It is no larger
+ * than the default snowflake.max_clock_wait, so that after a crash the first
+ * call waits out the rest of the stride instead of failing.
+ */
+#define SNOWFLAKE_MARK_STRIDE_MS	1000
+
+#define SNOWFLAKE_MARK_FILE			"snowflake.mark"
+#define SNOWFLAKE_MARK_TEMP_FILE	SNOWFLAKE_MARK_FILE ".tmp"
+#define SNOWFLAKE_MARK_MAGIC		0x534E4F57	/* "SNOW" */
+#define SNOWFLAKE_MARK_VERSION		1
+
+/*
+ * The mark file.  mark_ms counts milliseconds since the epoch in force when
+ * it was written, so it bounds the time field of the IDs themselves; the
+ * epoch is kept to explain a mark that looks far off after the epoch was
+ * changed.
+ */
+typedef struct SnowflakeMarkFile
+{
+	uint32		magic;
+	uint32		version;
+	int64		epoch_unix_ms;
+	int64		mark_ms;
+	pg_crc32c	crc;			/* of everything above */
+} SnowflakeMarkFile;
+
+/*
+ * WAL resource manager for the mark.  Custom resource manager ids are
+ * 128-255; this one is not yet in PostgreSQL's registry of them (see
+ * README).
+ */
+#define SNOWFLAKE_RMGR_ID			146
+#define XLOG_SNOWFLAKE_MARK			0x00
+
+typedef struct xl_snowflake_mark
+{
+	int64		mark_ms;
+} xl_snowflake_mark;
+
+/*---- shared state ----*/
+
+/*
+ * Everything all backends share.  last_tick and durable_mark are read and
+ * advanced with atomics only; mark_lock is held only by the one backend that
+ * writes a new mark, never while an ID is being chosen.  mark_invalid and
+ * its reason are set once at startup and only read afterwards.
+ */
+typedef struct SnowflakeSharedState
+{
+	pg_atomic_uint64 last_tick; /* largest tick issued, or the floor - 1 */
+	pg_atomic_uint64 durable_mark;	/* no ID reaches this ms until a larger
+									 * mark is durable */
+	LWLock	   *mark_lock;		/* serialises writers of the mark */
+
+	/* counters for a status view */
+	pg_atomic_uint64 sequence_waits;	/* calls that waited for the next ms */
+	pg_atomic_uint64 clock_behind_waits;	/* calls that waited for the clock */
+	pg_atomic_uint64 clock_behind_errors;	/* calls refused, clock behind */
+	pg_atomic_uint64 leads_taken;	/* IDs issued ahead of the clock */
+	pg_atomic_uint64 mark_writes;	/* marks made durable */
+	pg_atomic_uint32 clock_behind_logged;	/* current episode already logged */
+
+	bool		mark_invalid;	/* the mark file could not be trusted */
+	char		mark_invalid_reason[256];
+} SnowflakeSharedState;
+
+/*---- local variables ----*/
+
+static SnowflakeSharedState *snowflake_state = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* the last ID this backend returned, for snowflake_last_id() */
+static int64 snowflake_session_last_id;
+static bool snowflake_session_has_last_id = false;
+
+/*---- GUC variables ----*/
+
+static int	snowflake_datacenter_id = 0;
+static int	snowflake_worker_id = 0;
+static char *snowflake_epoch_string = NULL;
+static int	snowflake_max_clock_wait = 1000;
+static int	snowflake_max_lead = 0;
+
+/* the epoch parsed from snowflake.epoch, in milliseconds since 1970 */
+static int64 snowflake_epoch_unix_ms;
+
+/*---- function declarations ----*/
+
+void		_PG_init(void);
+
+PG_FUNCTION_INFO_V1(snowflake_next_id);
+PG_FUNCTION_INFO_V1(snowflake_last_id);
+PG_FUNCTION_INFO_V1(snowflake_parse);
+PG_FUNCTION_INFO_V1(snowflake_parse_with_epoch);
+
+static void snowflake_shmem_request(void);
+static void snowflake_shmem_startup(void);
+static void snowflake_shmem_shutdown(int code, Datum arg);
+static void snowflake_read_mark_file(SnowflakeSharedState *state);
+static bool snowflake_write_mark_file(int64 mark_ms, int elevel);
+static void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
+static void snowflake_advance_mark(int64 needed_ms, int64 now_ms, bool wait);
+static int64 snowflake_generate(void);
+static bool snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
+								  const char **detail);
+static bool snowflake_check_epoch(char **newval, void **extra, GucSource source);
+static void snowflake_assign_epoch(const char *newval, void *extra);
+static const char *snowflake_show_epoch(void);
+static void snowflake_validate_preset(const char *name, const char *raw,
+									  int max_value);
+static void snowflake_redo(XLogReaderState *record);
+static void snowflake_desc(StringInfo buf, XLogReaderState *record);
+static const char *snowflake_identify(uint8 info);
+
+static RmgrData snowflake_rmgr = {
+	.rm_name = "snowflake",
+	.rm_redo = snowflake_redo,
+	.rm_desc = snowflake_desc,
+	.rm_identify = snowflake_identify,
+};
+
+
+/*
+ * Module load: define the settings, reserve their prefix, register the WAL
+ * resource manager and ask for shared memory.
+ *
+ * All of this needs shared_preload_libraries.  Loaded any other way (a first
+ * call after CREATE EXTENSION, or LOAD), the module defines nothing, the
+ * decoding functions still work, and the generating ones raise an error that
+ * names the setting.
+ */
+void
+_PG_init(void)
+{
+	const char *raw_datacenter_id;
+	const char *raw_worker_id;
+	const char *raw_epoch;
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	/*
+	 * A value from postgresql.conf that fails validation only draws a
+	 * WARNING when a custom setting is defined, and the default stays.  For
+	 * node ids and the epoch that would silently hand out colliding IDs, so
+	 * keep the raw values and refuse to start on a bad one below.
+	 */
+	raw_datacenter_id = GetConfigOption("snowflake.datacenter_id", true, false);
+	raw_worker_id = GetConfigOption("snowflake.worker_id", true, false);
+	raw_epoch = GetConfigOption("snowflake.epoch", true, false);
+	raw_datacenter_id = raw_datacenter_id ? pstrdup(raw_datacenter_id) : NULL;
+	raw_worker_id = raw_worker_id ? pstrdup(raw_worker_id) : NULL;
+	raw_epoch = raw_epoch ? pstrdup(raw_epoch) : NULL;
+
+	DefineCustomIntVariable("snowflake.datacenter_id",
+							"Datacenter id written into every snowflake ID.",
+							"Each server of a fleet needs its own pair of "
+							"datacenter id and worker id.",
+							&snowflake_datacenter_id,
+							0, 0, SNOWFLAKE_MAX_DATACENTER_ID,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.worker_id",
+							"Worker id written into every snowflake ID.",
+							"Each server of a fleet needs its own pair of "
+							"datacenter id and worker id.",
+							&snowflake_worker_id,
+							0, 0, SNOWFLAKE_MAX_WORKER_ID,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowflake.epoch",
+							   "Moment from which snowflake IDs count milliseconds.",
+							   "A timestamp with a time zone, such as '"
+							   SNOWFLAKE_DEFAULT_EPOCH "' (Twitter's epoch, "
+							   "the default), or milliseconds since "
+							   "1970-01-01 00:00:00 UTC.",
+							   &snowflake_epoch_string,
+							   SNOWFLAKE_DEFAULT_EPOCH,
+							   PGC_POSTMASTER,
+							   0,
+							   snowflake_check_epoch,
+							   snowflake_assign_epoch,
+							   snowflake_show_epoch);
+
+	DefineCustomIntVariable("snowflake.max_clock_wait",
+							"Longest time one call waits for a clock that is behind.",
+							"When the clock reads earlier than the generator's "
+							"state allows (beyond snowflake.max_lead), a call "
+							"waits up to this long for it to catch up, then "
+							"fails. 0 fails at once.",
+							&snowflake_max_clock_wait,
+							1000, 0, 3600 * 1000,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.max_lead",
+							"How far IDs may run ahead of the clock instead of waiting.",
+							"When a millisecond's sequence is used up, or the "
+							"clock steps back, the generator goes on in later "
+							"milliseconds as long as it stays within this much "
+							"of the clock. 0 never runs ahead.",
+							&snowflake_max_lead,
+							0, 0, 3600 * 1000,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("snowflake");
+
+	snowflake_validate_preset("snowflake.datacenter_id", raw_datacenter_id,
+							  SNOWFLAKE_MAX_DATACENTER_ID);
+	snowflake_validate_preset("snowflake.worker_id", raw_worker_id,
+							  SNOWFLAKE_MAX_WORKER_ID);
+	snowflake_validate_preset("snowflake.epoch", raw_epoch, 0);
+
+	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, &snowflake_rmgr);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = snowflake_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = snowflake_shmem_startup;
+}
+
+/*
+ * Stop the server when a setting given before the module was loaded did not
+ * take, rather than run with the default in its place.  max_value bounds an
+ * integer setting; 0 means the setting is the epoch.
+ */
+static void
+snowflake_validate_preset(const char *name, const char *raw, int max_value)
+{
+	if (raw == NULL)
+		return;
+	if (max_value == 0)
+	{
+		int64		epoch_unix_ms;
+		const char *detail;
+
+		if (!snowflake_parse_epoch(raw, &epoch_unix_ms, &detail))
+			ereport(FATAL,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"%s\": \"%s\"",
+							name, raw),
+					 errdetail_internal("%s", detail)));
+	}
+	else
+	{
+		int			value;
+
+		if (!parse_int(raw, &value, 0, NULL) || value < 0 || value > max_value)
+			ereport(FATAL,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"%s\": \"%s\"",
+							name, raw),
+					 errdetail("\"%s\" must be an integer from 0 to %d.",
+							   name, max_value),
+					 errhint("Each server of a fleet needs its own pair of "
+							 "snowflake.datacenter_id and snowflake.worker_id.")));
+	}
+}
+
+/*
+ * Parse an epoch: integer milliseconds since 1970, or a timestamp literal
+ * that names its time zone.  A literal without one is refused, because its
+ * meaning would change with the server's TimeZone.  On failure, *detail says
+ * why in a full sentence.  Never throws: this runs in a GUC check hook.
+ */
+static bool
+snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
+					  const char **detail)
+{
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	struct pg_tm tm;
+	fsec_t		fsec;
+	int			tz;
+	TimestampTz ts;
+	int64		now_unix_ms;
+	char	   *end;
+	long long	integer_ms;
+
+	/* integer milliseconds since 1970 */
+	errno = 0;
+	integer_ms = strtoll(value, &end, 10);
+	if (end != value && *end == '\0')
+	{
+		if (errno == ERANGE || integer_ms < 0)
+		{
+			*detail = "An epoch given in milliseconds must be a number from 0 up to now.";
+			return false;
+		}
+		*epoch_unix_ms = (int64) integer_ms;
+	}
+	else
+	{
+		if (strlen(value) >= MAXDATELEN ||
+			ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
+						  MAXDATEFIELDS, &nf) != 0)
+		{
+			*detail = "The epoch must be a timestamp with a time zone, such as '"
+				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.";
+			return false;
+		}
+
+		/*
+		 * Decoding without a place for a zone fails just when the literal
+		 * names one.  Decoding changes the fields in place, so parse again
+		 * before decoding for real.
+		 */
+		if (DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, NULL) == 0)
+		{
+			*detail = "The epoch must name its time zone, as in '"
+				SNOWFLAKE_DEFAULT_EPOCH "'.";
+			return false;
+		}
+		if (ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
+						  MAXDATEFIELDS, &nf) != 0 ||
+			DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
+			dtype != DTK_DATE ||
+			tm2timestamp(&tm, fsec, &tz, &ts) != 0)
+		{
+			*detail = "The epoch must be a timestamp with a time zone, such as '"
+				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.";
+			return false;
+		}
+		if (ts % 1000 != 0)
+		{
+			*detail = "The epoch must be a whole number of milliseconds.";
+			return false;
+		}
+		*epoch_unix_ms = ts / 1000 + SNOWFLAKE_UNIX_TO_PG_MS;
+		if (*epoch_unix_ms < 0)
+		{
+			*detail = "The epoch must not be before 1970-01-01 00:00:00 UTC.";
+			return false;
+		}
+	}
+
+	now_unix_ms = GetCurrentTimestamp() / 1000 + SNOWFLAKE_UNIX_TO_PG_MS;
+	if (*epoch_unix_ms > now_unix_ms)
+	{
+		*detail = "The epoch must not be in the future.";
+		return false;
+	}
+	return true;
+}
+
+/* GUC check hook for snowflake.epoch: parse once, keep the number */
+static bool
+snowflake_check_epoch(char **newval, void **extra, GucSource source)
+{
+	int64		epoch_unix_ms;
+	const char *detail;
+	int64	   *parsed;
+
+	if (!snowflake_parse_epoch(*newval, &epoch_unix_ms, &detail))
+	{
+		GUC_check_errdetail("%s", detail);
+		return false;
+	}
+	/* GUC extra data is freed with free(), so allocate it with malloc() */
+	parsed = malloc(sizeof(int64));
+	if (parsed == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return false;
+	}
+	*parsed = epoch_unix_ms;
+	*extra = parsed;
+	return true;
+}
+
+static void
+snowflake_assign_epoch(const char *newval, void *extra)
+{
+	snowflake_epoch_unix_ms = *((int64 *) extra);
+}
+
+/*
+ * SHOW snowflake.epoch: the epoch as an ISO timestamp in UTC, whichever form
+ * it was given in, and whatever the session's TimeZone and DateStyle.
+ */
+static const char *
+snowflake_show_epoch(void)
+{
+	static char buf[MAXDATELEN + 1];
+	struct pg_tm tm;
+	fsec_t		fsec;
+	Timestamp	ts;
+
+	ts = (snowflake_epoch_unix_ms - SNOWFLAKE_UNIX_TO_PG_MS) * 1000;
+	if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+		return "invalid";
+	tm.tm_isdst = 0;			/* UTC: print the zone as +00 */
+	EncodeDateTime(&tm, fsec, true, 0, NULL, USE_ISO_DATES, buf);
+	return buf;
+}
+
+/* Reserve the shared state and the lock that serialises mark writers. */
+static void
+snowflake_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(MAXALIGN(sizeof(SnowflakeSharedState)));
+	RequestNamedLWLockTranche("snowflake", 1);
+}
+
+/*
+ * Create the shared state at postmaster start (and after a crash of a
+ * backend), resuming from the durable mark.
+ */
+static void
+snowflake_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	snowflake_state = ShmemInitStruct("snowflake",
+									  sizeof(SnowflakeSharedState),
+									  &found);
+	if (!found)
+	{
+		SnowflakeSharedState *state = snowflake_state;
+
+		memset(state, 0, sizeof(*state));
+		pg_atomic_init_u64(&state->last_tick, 0);
+		pg_atomic_init_u64(&state->durable_mark, 0);
+		pg_atomic_init_u64(&state->sequence_waits, 0);
+		pg_atomic_init_u64(&state->clock_behind_waits, 0);
+		pg_atomic_init_u64(&state->clock_behind_errors, 0);
+		pg_atomic_init_u64(&state->leads_taken, 0);
+		pg_atomic_init_u64(&state->mark_writes, 0);
+		pg_atomic_init_u32(&state->clock_behind_logged, 0);
+		state->mark_lock = &(GetNamedLWLockTranche("snowflake"))->lock;
+		snowflake_read_mark_file(state);
+	}
+	LWLockRelease(AddinShmemInitLock);
+
+	if (!IsUnderPostmaster)
+		on_shmem_exit(snowflake_shmem_shutdown, (Datum) 0);
+}
+
+/*
+ * At a clean shutdown every backend has exited, so last_tick is exactly the
+ * largest ID ever issued: store the mark just above it, so that the next
+ * start does not have to wait out the stride.  After a crash (code != 0) the
+ * mark on disk stays, since memory cannot be trusted.
+ */
+static void
+snowflake_shmem_shutdown(int code, Datum arg)
+{
+	uint64		last_tick;
+
+	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid)
+		return;
+	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
+	if (last_tick == 0)
+		return;
+	snowflake_write_mark_file((int64) (last_tick >> SNOWFLAKE_SEQUENCE_BITS) + 1,
+							  LOG);
+}
+
+/*
+ * Load the mark at startup.  No file is normal (a new server).  A file that
+ * cannot be read or trusted is reported, and generation is refused until an
+ * operator looks at it: guessing could repeat IDs.
+ */
+static void
+snowflake_read_mark_file(SnowflakeSharedState *state)
+{
+	SnowflakeMarkFile contents;
+	pg_crc32c	crc;
+	int			fd;
+	int			nread;
+	const char *reason = NULL;
+
+	fd = OpenTransientFile(SNOWFLAKE_MARK_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return;
+		snprintf(state->mark_invalid_reason, sizeof(state->mark_invalid_reason),
+				 "It could not be opened: %m.");
+		state->mark_invalid = true;
+	}
+	else
+	{
+		char		extra;
+
+		nread = read(fd, &contents, sizeof(contents));
+		if (nread < 0)
+			snprintf(state->mark_invalid_reason,
+					 sizeof(state->mark_invalid_reason),
+					 "It could not be read: %m.");
+		else if (nread != sizeof(contents) || read(fd, &extra, 1) != 0)
+			reason = "It does not have the size of a mark file.";
+		else if (contents.magic != SNOWFLAKE_MARK_MAGIC)
+			reason = "It does not begin with the mark file's magic number.";
+		else if (contents.version > SNOWFLAKE_MARK_VERSION)
+			reason = "It was written by a newer version of snowflake.";
+		else if (contents.version != SNOWFLAKE_MARK_VERSION)
+			reason = "It has an unknown version number.";
+		else
+		{
+			INIT_CRC32C(crc);
+			COMP_CRC32C(crc, &contents, offsetof(SnowflakeMarkFile, crc));
+			FIN_CRC32C(crc);
+			if (!EQ_CRC32C(crc, contents.crc))
+				reason = "Its checksum does not match its contents.";
+			else if (contents.mark_ms < 0 ||
+					 contents.mark_ms > SNOWFLAKE_MAX_MS + 1)
+				reason = "Its mark lies outside the 41 bits of time.";
+		}
+		if (reason != NULL)
+			strlcpy(state->mark_invalid_reason, reason,
+					sizeof(state->mark_invalid_reason));
+		if (reason != NULL || nread < 0)
+			state->mark_invalid = true;
+		CloseTransientFile(fd);
+	}
+
+	if (state->mark_invalid)
+	{
+		ereport(LOG,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowflake high-water mark file \"%s\" is invalid; ID generation is disabled",
+						SNOWFLAKE_MARK_FILE),
+				 errdetail_internal("%s", state->mark_invalid_reason)));
+		return;
+	}
+
+	snowflake_raise_floor(state, contents.mark_ms);
+	if (contents.epoch_unix_ms != snowflake_epoch_unix_ms)
+		ereport(LOG,
+				(errmsg("snowflake.epoch has changed since the high-water mark was written"),
+				 errdetail("IDs resume above the mark, %lld ms after the current epoch.",
+						   (long long) contents.mark_ms)));
+}
+
+/*
+ * Write a mark durably: temporary file, fsync, durable rename.  On failure
+ * report at elevel and return false; the old mark stays in force.
+ */
+static bool
+snowflake_write_mark_file(int64 mark_ms, int elevel)
+{
+	SnowflakeMarkFile contents;
+	int			fd;
+
+	memset(&contents, 0, sizeof(contents));
+	contents.magic = SNOWFLAKE_MARK_MAGIC;
+	contents.version = SNOWFLAKE_MARK_VERSION;
+	contents.epoch_unix_ms = snowflake_epoch_unix_ms;
+	contents.mark_ms = mark_ms;
+	INIT_CRC32C(contents.crc);
+	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeMarkFile, crc));
+	FIN_CRC32C(contents.crc);
+
+	fd = OpenTransientFile(SNOWFLAKE_MARK_TEMP_FILE,
+						   O_CREAT | O_WRONLY | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+	{
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m",
+						SNOWFLAKE_MARK_TEMP_FILE)));
+		return false;
+	}
+	errno = 0;
+	if (write(fd, &contents, sizeof(contents)) != sizeof(contents))
+	{
+		/* a short write with no errno is most likely a full disk */
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m",
+						SNOWFLAKE_MARK_TEMP_FILE)));
+		CloseTransientFile(fd);
+		return false;
+	}
+	if (pg_fsync(fd) != 0)
+	{
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not fsync file \"%s\": %m",
+						SNOWFLAKE_MARK_TEMP_FILE)));
+		CloseTransientFile(fd);
+		return false;
+	}
+	if (CloseTransientFile(fd) != 0)
+	{
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m",
+						SNOWFLAKE_MARK_TEMP_FILE)));
+		return false;
+	}
+	return durable_rename(SNOWFLAKE_MARK_TEMP_FILE, SNOWFLAKE_MARK_FILE,
+						  elevel) == 0;
+}
+
+/*
+ * Make sure generation resumes at or past mark_ms: raise the durable mark
+ * and the last tick to it, never lowering either.
+ */
+static void
+snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
+{
+	uint64		old_mark;
+	uint64		old_tick;
+	uint64		floor_tick;
+
+	if (mark_ms <= 0)
+		return;
+
+	old_mark = pg_atomic_read_u64(&state->durable_mark);
+	while (old_mark < (uint64) mark_ms &&
+		   !pg_atomic_compare_exchange_u64(&state->durable_mark, &old_mark,
+										   (uint64) mark_ms))
+		;
+
+	floor_tick = ((uint64) mark_ms << SNOWFLAKE_SEQUENCE_BITS) - 1;
+	old_tick = pg_atomic_read_u64(&state->last_tick);
+	while (old_tick < floor_tick &&
+		   !pg_atomic_compare_exchange_u64(&state->last_tick, &old_tick,
+										   floor_tick))
+		;
+}
+
+/*
+ * Move the durable mark so that needed_ms lies below it: WAL-log the new
+ * mark, write it to the file, then publish it.  With wait, block until some
+ * backend has done so; without, return at once if another backend is
+ * already writing (this is the early refresh, and the old mark still holds).
+ * If the mark cannot be made durable the old one stays in force: the waiting
+ * form errors out, the early refresh only warns, since its caller's ID lies
+ * below the old mark and is safe to return.
+ */
+static void
+snowflake_advance_mark(int64 needed_ms, int64 now_ms, bool wait)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	int64		new_mark;
+
+	if (wait)
+		LWLockAcquire(state->mark_lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
+		return;
+
+	/* another backend may have moved it while we waited for the lock */
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) >
+		needed_ms + (wait ? 0 : SNOWFLAKE_MARK_STRIDE_MS / 2))
+	{
+		LWLockRelease(state->mark_lock);
+		return;
+	}
+
+	new_mark = Min(Max(needed_ms, now_ms) + SNOWFLAKE_MARK_STRIDE_MS,
+				   SNOWFLAKE_MAX_MS + 1);
+
+	{
+		xl_snowflake_mark xlrec;
+
+		xlrec.mark_ms = new_mark;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+		(void) XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	}
+	if (!snowflake_write_mark_file(new_mark, wait ? ERROR : WARNING))
+	{
+		LWLockRelease(state->mark_lock);
+		return;
+	}
+
+	pg_write_barrier();
+	pg_atomic_write_u64(&state->durable_mark, (uint64) new_mark);
+	pg_atomic_fetch_add_u64(&state->mark_writes, 1);
+	LWLockRelease(state->mark_lock);
+}
+
+/*
+ * The clock in milliseconds since the epoch, and the microseconds already
+ * gone in that millisecond.
+ */
+static inline int64
+snowflake_clock_ms(int *us_into_ms)
+{
+	int64		unix_us;
+
+	unix_us = GetCurrentTimestamp() + SNOWFLAKE_UNIX_TO_PG_MS * 1000;
+	*us_into_ms = (int) (unix_us % 1000);
+	return unix_us / 1000 - snowflake_epoch_unix_ms;
+}
+
+/* Everything that must hold before this backend may generate an ID. */
+static void
+snowflake_check_can_generate(void)
+{
+	if (snowflake_state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to generate IDs"),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate snowflake IDs during recovery"),
+				 errdetail("A standby carries its primary's datacenter and worker ids, so IDs generated here could collide with the primary's."),
+				 errhint("Generate IDs on the primary.")));
+
+	if (snowflake_state->mark_invalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowflake high-water mark file \"%s\" is invalid",
+						SNOWFLAKE_MARK_FILE),
+				 errdetail_internal("%s", snowflake_state->mark_invalid_reason),
+				 errhint("Without a valid mark this server could repeat IDs it issued before. "
+						 "Once the clock is past every ID this server issued (decode the largest with snowflake_parse), "
+						 "remove the file and restart the server.")));
+}
+
+/*
+ * Refuse an ID because the clock is behind.  The server log gets one message
+ * per episode with the numbers; each caller gets the error.
+ */
+static void
+snowflake_report_clock_behind(int64 behind_ms)
+{
+	pg_atomic_fetch_add_u64(&snowflake_state->clock_behind_errors, 1);
+	if (pg_atomic_exchange_u32(&snowflake_state->clock_behind_logged, 1) == 0)
+		ereport(LOG,
+				(errmsg("snowflake: the clock is %lld ms behind the generator; refusing IDs until it catches up",
+						(long long) behind_ms),
+				 errdetail("snowflake.max_lead is %d ms and snowflake.max_clock_wait is %d ms.",
+						   snowflake_max_lead, snowflake_max_clock_wait)));
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg("could not generate a snowflake ID: the clock is behind"),
+			 errdetail("The clock is %lld ms behind the newest ID (or, after a restart, the high-water mark), %d ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
+					   (long long) behind_ms,
+					   (int) (behind_ms - snowflake_max_lead),
+					   snowflake_max_clock_wait),
+			 errhint("Check the system clock, or raise snowflake.max_clock_wait or snowflake.max_lead.")));
+}
+
+/*
+ * Issue the next ID's tick: the heart of the generator (see the file header).
+ *
+ * Returns with the tick installed in shared memory, strictly above every
+ * tick issued before, within max_lead of the clock and below the durable
+ * mark.
+ */
+static int64
+snowflake_generate(void)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	uint64		last;
+	uint64		next;
+	int64		now_ms;
+	int64		last_ms;
+	int64		next_ms;
+	int			us_into_ms;
+	bool		counted_sequence_wait = false;
+	bool		counted_clock_wait = false;
+	instr_time	wait_start;
+
+	INSTR_TIME_SET_ZERO(wait_start);
+	last = pg_atomic_read_u64(&state->last_tick);
+	for (;;)
+	{
+		now_ms = snowflake_clock_ms(&us_into_ms);
+		if (now_ms < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("could not generate a snowflake ID: the clock is before the epoch"),
+					 errdetail("The clock reads %lld ms before snowflake.epoch.",
+							   (long long) -now_ms),
+					 errhint("Check the system clock.")));
+
+		next = Max(last + 1, (uint64) now_ms << SNOWFLAKE_SEQUENCE_BITS);
+		next_ms = (int64) (next >> SNOWFLAKE_SEQUENCE_BITS);
+		if (next_ms > SNOWFLAKE_MAX_MS)
+			ereport(ERROR,
+					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+					 errmsg("snowflake IDs are exhausted: the 41 bits of time since the epoch are used up"),
+					 errdetail("The largest time a snowflake ID can carry is %lld ms after snowflake.epoch.",
+							   (long long) SNOWFLAKE_MAX_MS),
+					 errhint("Choose a later snowflake.epoch for a new ID space.")));
+
+		if (next_ms > now_ms + snowflake_max_lead)
+		{
+			last_ms = (int64) (last >> SNOWFLAKE_SEQUENCE_BITS);
+			if (last_ms <= now_ms + snowflake_max_lead)
+			{
+				/* this millisecond's sequence is used up: wait for the next */
+				if (!counted_sequence_wait)
+					pg_atomic_fetch_add_u64(&state->sequence_waits, 1);
+				counted_sequence_wait = true;
+				pg_usleep(1000 - us_into_ms);
+			}
+			else
+			{
+				/* the clock is behind: wait for it, within max_clock_wait */
+				instr_time	waited;
+				int64		waited_ms;
+				int64		sleep_ms;
+
+				if (INSTR_TIME_IS_ZERO(wait_start))
+					INSTR_TIME_SET_CURRENT(wait_start);
+				INSTR_TIME_SET_CURRENT(waited);
+				INSTR_TIME_SUBTRACT(waited, wait_start);
+				waited_ms = INSTR_TIME_GET_MILLISEC(waited);
+				if (waited_ms >= snowflake_max_clock_wait)
+					snowflake_report_clock_behind(last_ms - now_ms);
+				if (!counted_clock_wait)
+					pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);
+				counted_clock_wait = true;
+				sleep_ms = Min(last_ms - now_ms - snowflake_max_lead,
+							   snowflake_max_clock_wait - waited_ms);
+				sleep_ms = Max(Min(sleep_ms, 100), 1);
+				(void) WaitLatch(MyLatch,
+								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 (long) sleep_ms, PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+			}
+			CHECK_FOR_INTERRUPTS();
+			last = pg_atomic_read_u64(&state->last_tick);
+			continue;
+		}
+
+		if ((uint64) next_ms >= pg_atomic_read_u64(&state->durable_mark))
+		{
+			snowflake_advance_mark(next_ms, now_ms, true);
+			last = pg_atomic_read_u64(&state->last_tick);
+			continue;
+		}
+
+		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, next))
+			break;
+	}
+
+	if (next_ms > now_ms)
+		pg_atomic_fetch_add_u64(&state->leads_taken, 1);
+	if (pg_atomic_read_u32(&state->clock_behind_logged) != 0)
+		pg_atomic_write_u32(&state->clock_behind_logged, 0);
+
+	/* refresh the mark early, so that nobody has to wait for it */
+	if ((uint64) (next_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) >=
+		pg_atomic_read_u64(&state->durable_mark))
+		snowflake_advance_mark(next_ms, now_ms, false);
+
+	return (int64) next;
+}
+
+/*
+ * snowflake_next_id() returns bigint: a new ID, greater than every ID this
+ * server issued before.
+ */
+Datum
+snowflake_next_id(PG_FUNCTION_ARGS)
+{
+	uint64		tick;
+	int64		id;
+
+	snowflake_check_can_generate();
+	tick = (uint64) snowflake_generate();
+
+	id = (int64) (((tick >> SNOWFLAKE_SEQUENCE_BITS) << SNOWFLAKE_TIME_SHIFT) |
+				  ((uint64) snowflake_datacenter_id << SNOWFLAKE_DATACENTER_SHIFT) |
+				  ((uint64) snowflake_worker_id << SNOWFLAKE_WORKER_SHIFT) |
+				  (tick & SNOWFLAKE_MAX_SEQUENCE));
+
+	snowflake_session_last_id = id;
+	snowflake_session_has_last_id = true;
+	PG_RETURN_INT64(id);
+}
+
+/*
+ * snowflake_last_id() returns bigint: the ID this session's last
+ * snowflake_next_id() returned, as lastval() does for sequences.
+ */
+Datum
+snowflake_last_id(PG_FUNCTION_ARGS)
+{
+	if (!snowflake_session_has_last_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake_last_id is not yet defined in this session"),
+				 errhint("Call snowflake_next_id() first.")));
+	PG_RETURN_INT64(snowflake_session_last_id);
+}
+
+/*
+ * Decode id into (ts, datacenter_id, worker_id, sequence), counting time
+ * from epoch (a PostgreSQL timestamp).
+ */
+static Datum
+snowflake_decode(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch)
+{
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	int64		ms;
+	TimestampTz ts;
+
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: %lld", (long long) id),
+				 errdetail("Snowflake IDs are never negative: bit 63 is always 0.")));
+	if (TIMESTAMP_NOT_FINITE(epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake epoch must be finite")));
+
+	ms = id >> SNOWFLAKE_TIME_SHIFT;
+	if (pg_add_s64_overflow(epoch, ms * 1000, &ts) || !IS_VALID_TIMESTAMP(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("Snowflake ID %lld lies %lld ms after the epoch, past the largest timestamp.",
+						   (long long) id, (long long) ms)));
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	values[0] = TimestampTzGetDatum(ts);
+	values[1] = Int32GetDatum((int32) ((id >> SNOWFLAKE_DATACENTER_SHIFT) &
+									   SNOWFLAKE_MAX_DATACENTER_ID));
+	values[2] = Int32GetDatum((int32) ((id >> SNOWFLAKE_WORKER_SHIFT) &
+									   SNOWFLAKE_MAX_WORKER_ID));
+	values[3] = Int32GetDatum((int32) (id & SNOWFLAKE_MAX_SEQUENCE));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * The configured epoch as a PostgreSQL timestamp.  Without the preload the
+ * setting is not defined, so read its raw value, if any, the same way.
+ */
+static TimestampTz
+snowflake_configured_epoch(void)
+{
+	int64		epoch_unix_ms = snowflake_epoch_unix_ms;
+
+	if (snowflake_state == NULL && snowflake_epoch_string == NULL)
+	{
+		const char *raw = GetConfigOption("snowflake.epoch", true, false);
+		const char *detail;
+
+		if (!snowflake_parse_epoch(raw ? raw : SNOWFLAKE_DEFAULT_EPOCH,
+								   &epoch_unix_ms, &detail))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"%s\": \"%s\"",
+							"snowflake.epoch", raw),
+					 errdetail_internal("%s", detail)));
+	}
+	return (epoch_unix_ms - SNOWFLAKE_UNIX_TO_PG_MS) * 1000;
+}
+
+/* snowflake_parse(id bigint): decode with the configured epoch */
+Datum
+snowflake_parse(PG_FUNCTION_ARGS)
+{
+	return snowflake_decode(fcinfo, PG_GETARG_INT64(0),
+							snowflake_configured_epoch());
+}
+
+/* snowflake_parse(id bigint, epoch timestamptz): decode with another epoch */
+Datum
+snowflake_parse_with_epoch(PG_FUNCTION_ARGS)
+{
+	return snowflake_decode(fcinfo, PG_GETARG_INT64(0),
+							PG_GETARG_TIMESTAMPTZ(1));
+}
+
+/*
+ * Replay a mark: a standby (or crash recovery) raises its floor to it, and
+ * keeps it on disk so that a restart of the standby remembers it too.
+ */
+static void
+snowflake_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_snowflake_mark xlrec;
+
+	if (info != XLOG_SNOWFLAKE_MARK)
+		elog(PANIC, "snowflake_redo: unknown op code %u", info);
+
+	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
+	if (snowflake_state->mark_invalid ||
+		(int64) pg_atomic_read_u64(&snowflake_state->durable_mark) >= xlrec.mark_ms)
+		return;
+	snowflake_write_mark_file(xlrec.mark_ms, ERROR);
+	snowflake_raise_floor(snowflake_state, xlrec.mark_ms);
+}
+
+static void
+snowflake_desc(StringInfo buf, XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info == XLOG_SNOWFLAKE_MARK)
+	{
+		xl_snowflake_mark xlrec;
+
+		memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
+		appendStringInfo(buf, "mark %lld ms", (long long) xlrec.mark_ms);
+	}
+}
+
+static const char *
+snowflake_identify(uint8 info)
+{
+	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_MARK)
+		return "MARK";
+	return NULL;
+}
