@@ -26,8 +26,9 @@ include $(PGXS)
 
 .PHONY: installcheck-nopreload
 installcheck-nopreload:
+	mkdir -p ./output_nopreload
 	$(pg_regress_installcheck) --temp-instance=./tmp_check_nopreload \
 		--temp-config=./test/nopreload.conf \
-		--outputdir=./tmp_check_nopreload/output $(NOPRELOAD_REGRESS)
+		--outputdir=./output_nopreload $(NOPRELOAD_REGRESS)
 
-EXTRA_CLEAN = tmp_check_nopreload tmp_check_iso output_iso
+EXTRA_CLEAN = tmp_check_nopreload output_nopreload tmp_check_iso output_iso

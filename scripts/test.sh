@@ -40,7 +40,7 @@ run_step()
 	if ! as_postgres "$@" 2>&1 | tee -a "$log"; then
 		status=1
 		for diffs in "$work"/regression.diffs "$work"/output_iso/regression.diffs \
-			"$work"/tmp_check_nopreload/output/regression.diffs; do
+			"$work"/output_nopreload/regression.diffs; do
 			[ -s "$diffs" ] && { echo "--- $diffs"; cat "$diffs"; }
 		done
 	fi

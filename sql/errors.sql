@@ -1,0 +1,77 @@
+--
+-- Every error path that a single session can reach: bad input, settings
+-- that cannot be changed, and bad values for the ones that can.
+--
+CREATE EXTENSION snowflake;
+SET TimeZone = 'UTC';
+
+-- negative IDs do not exist: bit 63 is always 0
+SELECT * FROM snowflake_parse(-1);
+SELECT * FROM snowflake_parse(-9223372036854775808, '2015-01-01+00');
+
+-- an epoch that is not a finite time, or that puts the ID past year 294276
+SELECT * FROM snowflake_parse(1, 'infinity');
+SELECT * FROM snowflake_parse(9223372036854775807, '294270-01-01 00:00:00+00');
+
+-- server-start settings cannot be changed by any session, superuser included
+SET snowflake.worker_id = 3;
+SET snowflake.datacenter_id = 3;
+SET snowflake.epoch = '2015-01-01 00:00:00+00';
+BEGIN;
+SET LOCAL snowflake.worker_id = 3;
+ROLLBACK;
+SELECT set_config('snowflake.worker_id', '3', false);
+SHOW snowflake.worker_id;
+SHOW snowflake.datacenter_id;
+
+-- ... nor by an ordinary role
+CREATE ROLE snowflake_user;
+SET ROLE snowflake_user;
+SET snowflake.worker_id = 3;
+-- and the reloadable settings are for superusers only
+SET snowflake.max_clock_wait = 0;
+SET snowflake.max_lead = 1000;
+RESET ROLE;
+DROP ROLE snowflake_user;
+
+-- out-of-range and malformed values are refused where they are checked
+ALTER SYSTEM SET snowflake.worker_id = 32;
+ALTER SYSTEM SET snowflake.datacenter_id = -1;
+ALTER SYSTEM SET snowflake.epoch = 'not a time';
+ALTER SYSTEM SET snowflake.epoch = '2010-11-04 01:42:54.657';
+ALTER SYSTEM SET snowflake.epoch = '2999-01-01 00:00:00+00';
+ALTER SYSTEM SET snowflake.epoch = '-1';
+ALTER SYSTEM SET snowflake.epoch = '2010-11-04 01:42:54.6571+00';
+SET snowflake.max_clock_wait = -1;
+SET snowflake.max_clock_wait = '2h';
+SET snowflake.max_lead = 'soon';
+SET snowflake.max_lead = '1s';
+SHOW snowflake.max_lead;
+SET snowflake.max_clock_wait = 250;
+SHOW snowflake.max_clock_wait;
+RESET snowflake.max_lead;
+RESET snowflake.max_clock_wait;
+
+-- the prefix is reserved: a misspelt setting is an error, not a placeholder
+SET snowflake.wrker_id = 3;
+
+-- the SQLSTATE of each error above that snowflake raises itself
+CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE query;
+	RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE;
+END
+$$;
+SELECT query, pg_temp.sqlstate_of(query) AS sqlstate
+FROM (VALUES
+	('SELECT snowflake_parse(-1)'),
+	('SELECT snowflake_parse(1, ''infinity'')'),
+	('SELECT snowflake_parse(9223372036854775807, ''294270-01-01+00'')'),
+	('SET snowflake.worker_id = 3'),
+	('SET snowflake.max_clock_wait = -1')
+) v(query);
+
+DROP EXTENSION snowflake;
