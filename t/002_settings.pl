@@ -1,0 +1,102 @@
+# Configuration that must stop the server or be refused: bad node ids and
+# epochs in postgresql.conf, and a server without the preload.
+#
+# A custom setting whose value from postgresql.conf fails validation would
+# normally draw only a WARNING and keep its default; for node ids and the
+# epoch that would hand out colliding IDs, so the server must not start.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('settings');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowflake'");
+my $base_conf = slurp_file($node->data_dir . '/postgresql.conf');
+
+# Start with one extra line of configuration; expect failure and a log line.
+sub refuses_to_start
+{
+	my ($setting, $log_like, $name) = @_;
+
+	open my $fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
+	print $fh $base_conf . "$setting\n";
+	close $fh;
+
+	my $log_offset = -s $node->logfile;
+	ok(!$node->start(fail_ok => 1), "server refuses to start: $name");
+	my $log = slurp_file($node->logfile, $log_offset);
+	like($log, $log_like, "the log names the setting and what is valid: $name");
+	return;
+}
+
+refuses_to_start(
+	'snowflake.worker_id = 32',
+	qr/FATAL:  invalid value for parameter "snowflake.worker_id": "32"\n.*DETAIL:  "snowflake.worker_id" must be an integer from 0 to 31\./,
+	'worker_id 32');
+refuses_to_start(
+	'snowflake.datacenter_id = -1',
+	qr/FATAL:  invalid value for parameter "snowflake.datacenter_id": "-1"\n.*DETAIL:  "snowflake.datacenter_id" must be an integer from 0 to 31\./,
+	'datacenter_id -1');
+refuses_to_start(
+	"snowflake.worker_id = 'three'",
+	qr/FATAL:  invalid value for parameter "snowflake.worker_id": "three"/,
+	'worker_id not a number');
+refuses_to_start(
+	"snowflake.epoch = 'yesterday-ish'",
+	qr/FATAL:  invalid value for parameter "snowflake.epoch": "yesterday-ish"\n.*DETAIL:  The epoch must be a timestamp with a time zone/,
+	'epoch that does not parse');
+refuses_to_start(
+	"snowflake.epoch = '2999-01-01 00:00:00+00'",
+	qr/FATAL:  invalid value for parameter "snowflake.epoch": "2999-01-01 00:00:00\+00"\n.*DETAIL:  The epoch must not be in the future\./,
+	'epoch in the future');
+refuses_to_start(
+	"snowflake.epoch = '2015-01-01 00:00:00'",
+	qr/DETAIL:  The epoch must name its time zone/,
+	'epoch without a time zone');
+
+# Valid settings, in both forms of the epoch, are taken as given.
+open my $fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
+print $fh $base_conf . qq{
+snowflake.datacenter_id = 31
+snowflake.worker_id = 30
+snowflake.epoch = 1420070400000
+};
+close $fh;
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is( $node->safe_psql(
+		'postgres', q{
+SET TimeZone = 'UTC';
+SHOW snowflake.epoch;
+SELECT datacenter_id, worker_id, abs(extract(epoch FROM ts - now())) < 60
+FROM snowflake_parse(snowflake_next_id());}),
+	"2015-01-01 00:00:00+00\n31|30|t",
+	'an epoch in milliseconds is shown as a timestamp; node ids are used');
+$node->stop;
+
+# Without the preload: CREATE EXTENSION and decoding work, generating is
+# refused with SQLSTATE 55000 and a hint that names the setting.
+open $fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
+print $fh $base_conf =~ s/^shared_preload_libraries.*$//mr;
+close $fh;
+$node->start;
+$node->safe_psql('postgres', 'DROP EXTENSION snowflake');
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	'\set VERBOSITY verbose' . "\n" . 'SELECT snowflake_next_id()');
+isnt($ret, 0, 'generating without the preload fails');
+like(
+	$stderr,
+	qr/ERROR:  55000: snowflake must be loaded via "shared_preload_libraries" to generate IDs\n.*HINT:  Add snowflake to "shared_preload_libraries"/s,
+	'the error names the missing setting');
+is( $node->safe_psql(
+		'postgres',
+		"SET TimeZone = 'UTC'; SELECT ts FROM snowflake_parse(4194304)"),
+	'2010-11-04 01:42:54.658+00',
+	'decoding works without the preload');
+$node->stop;
+
+done_testing();
