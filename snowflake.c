@@ -862,7 +862,7 @@ snowflake_report_clock_behind(int64 behind_ms)
 	pg_atomic_fetch_add_u64(&snowflake_state->clock_behind_errors, 1);
 	if (pg_atomic_exchange_u32(&snowflake_state->clock_behind_logged, 1) == 0)
 		ereport(LOG,
-				(errmsg("snowflake: the clock is %lld ms behind the generator; refusing IDs until it catches up",
+				(errmsg("the clock is %lld ms behind the snowflake generator; refusing IDs until it catches up",
 						(long long) behind_ms),
 				 errdetail("snowflake.max_lead is %d ms and snowflake.max_clock_wait is %d ms.",
 						   snowflake_max_lead, snowflake_max_clock_wait)));
