@@ -152,6 +152,10 @@ typedef struct xl_snowflake_mark
 	int64		mark_ms;
 } xl_snowflake_mark;
 
+/* the error for a clock behind, which the server log gets once an episode */
+#define SNOWFLAKE_CLOCK_BEHIND_MESSAGE \
+	"could not generate a snowflake ID: the clock is behind"
+
 /*---- shared state ----*/
 
 /*
@@ -174,6 +178,8 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 leads_taken;	/* IDs issued ahead of the clock */
 	pg_atomic_uint64 mark_writes;	/* marks made durable */
 	pg_atomic_uint32 clock_behind_logged;	/* current episode already logged */
+	pg_atomic_uint64 episode_first_error;	/* clock_behind_errors when the
+											 * current episode began */
 
 	bool		mark_invalid;	/* the mark file could not be trusted */
 	char		mark_invalid_reason[256];
@@ -185,6 +191,7 @@ static SnowflakeSharedState *snowflake_state = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static emit_log_hook_type prev_emit_log_hook = NULL;
 
 /* the last ID this backend returned, for snowflake_last_id() */
 static int64 snowflake_session_last_id;
@@ -213,6 +220,7 @@ PG_FUNCTION_INFO_V1(snowflake_parse_with_epoch);
 static void snowflake_shmem_request(void);
 static void snowflake_shmem_startup(void);
 static void snowflake_shmem_shutdown(int code, Datum arg);
+static void snowflake_emit_log(ErrorData *edata);
 static void snowflake_read_mark_file(SnowflakeSharedState *state);
 static bool snowflake_write_mark_file(int64 mark_ms, int elevel);
 static void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
@@ -341,6 +349,8 @@ _PG_init(void)
 	shmem_request_hook = snowflake_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = snowflake_shmem_startup;
+	prev_emit_log_hook = emit_log_hook;
+	emit_log_hook = snowflake_emit_log;
 }
 
 /*
@@ -562,6 +572,7 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->leads_taken, 0);
 		pg_atomic_init_u64(&state->mark_writes, 0);
 		pg_atomic_init_u32(&state->clock_behind_logged, 0);
+		pg_atomic_init_u64(&state->episode_first_error, 0);
 		state->mark_lock = &(GetNamedLWLockTranche("snowflake"))->lock;
 		snowflake_read_mark_file(state);
 	}
@@ -853,27 +864,49 @@ snowflake_check_can_generate(void)
 }
 
 /*
- * Refuse an ID because the clock is behind.  The server log gets one message
- * per episode with the numbers; each caller gets the error.
+ * Refuse an ID because the clock is behind.  Each caller gets the error; the
+ * server log gets one message with the figures when an episode begins and
+ * one when it ends (at the end of snowflake_generate), not one per call:
+ * snowflake_emit_log keeps the callers' errors out of it.
  */
 static void
 snowflake_report_clock_behind(int64 behind_ms)
 {
-	pg_atomic_fetch_add_u64(&snowflake_state->clock_behind_errors, 1);
-	if (pg_atomic_exchange_u32(&snowflake_state->clock_behind_logged, 1) == 0)
+	SnowflakeSharedState *state = snowflake_state;
+	uint64		errors_before;
+
+	errors_before = pg_atomic_fetch_add_u64(&state->clock_behind_errors, 1);
+	if (pg_atomic_exchange_u32(&state->clock_behind_logged, 1) == 0)
+	{
+		pg_atomic_write_u64(&state->episode_first_error, errors_before);
 		ereport(LOG,
 				(errmsg("the clock is %lld ms behind the snowflake generator; refusing IDs until it catches up",
 						(long long) behind_ms),
 				 errdetail("snowflake.max_lead is %d ms and snowflake.max_clock_wait is %d ms.",
 						   snowflake_max_lead, snowflake_max_clock_wait)));
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
-			 errmsg("could not generate a snowflake ID: the clock is behind"),
+			 errmsg(SNOWFLAKE_CLOCK_BEHIND_MESSAGE),
 			 errdetail("The clock is %lld ms behind the newest ID (or, after a restart, the high-water mark), %d ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
 					   (long long) behind_ms,
 					   (int) (behind_ms - snowflake_max_lead),
 					   snowflake_max_clock_wait),
 			 errhint("Check the system clock, or raise snowflake.max_clock_wait or snowflake.max_lead.")));
+}
+
+/*
+ * Keep the per-call "clock is behind" errors out of the server log; the log
+ * has the episode's own messages.  The client still gets every error.
+ */
+static void
+snowflake_emit_log(ErrorData *edata)
+{
+	if (edata->elevel == ERROR && edata->message_id != NULL &&
+		strcmp(edata->message_id, SNOWFLAKE_CLOCK_BEHIND_MESSAGE) == 0)
+		edata->output_to_server = false;
+	if (prev_emit_log_hook)
+		prev_emit_log_hook(edata);
 }
 
 /*
@@ -974,8 +1007,14 @@ snowflake_generate(void)
 
 	if (next_ms > now_ms)
 		pg_atomic_fetch_add_u64(&state->leads_taken, 1);
-	if (pg_atomic_read_u32(&state->clock_behind_logged) != 0)
-		pg_atomic_write_u32(&state->clock_behind_logged, 0);
+	if (pg_atomic_read_u32(&state->clock_behind_logged) != 0 &&
+		pg_atomic_exchange_u32(&state->clock_behind_logged, 0) != 0)
+		ereport(LOG,
+				(errmsg("the clock has caught up with the snowflake generator"),
+				 errdetail("%llu calls were refused while it was behind.",
+						   (unsigned long long)
+						   (pg_atomic_read_u64(&state->clock_behind_errors) -
+							pg_atomic_read_u64(&state->episode_first_error)))));
 
 	/* refresh the mark early, so that nobody has to wait for it */
 	if ((uint64) (next_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) >=
