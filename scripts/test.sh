@@ -19,7 +19,7 @@ scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 
 work=$(mktemp -d /tmp/snowflake-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-tar --exclude=.git --exclude='tmp_check*' --exclude=results -cf - . | tar -C "$work" -xf -
+tar --exclude=.git --exclude=./quickstart --exclude='tmp_check*' --exclude=results -cf - . | tar -C "$work" -xf -
 chown -R postgres "$work"
 
 log="$work/test.log"
