@@ -37,9 +37,13 @@
  * mark is stored in a small file in the data directory (written to a
  * temporary name, fsynced and durably renamed) and is always on disk before
  * any ID at or past the previous mark is handed out.  When generation comes
- * near the mark, one backend writes a new mark SNOWFLAKE_MARK_STRIDE_MS
- * ahead under mark_lock while the others go on below the old one, so the
- * hot path does no I/O.  At server start generation resumes at the mark, so
+ * within half a stride of the mark, the backend that notices wakes the mark
+ * writer, a background worker, which writes a new mark
+ * SNOWFLAKE_MARK_STRIDE_MS ahead under mark_lock while every backend goes on
+ * below the old one, so generating backends do no I/O.  Only a backend that
+ * reaches the mark itself (the writer is not running, or is slower than
+ * generation) writes it, or waits for the writer.  At server start
+ * generation resumes at the mark, so
  * a restart or crash never repeats an ID even when the clock went back; a
  * clean shutdown writes the exact mark so that a restart does not have to
  * wait for the clock.  The same mark is WAL-logged through a custom resource
@@ -68,11 +72,13 @@
 #include "port/atomics.h"
 #include "port/pg_crc32c.h"
 #include "portability/instr_time.h"
+#include "postmaster/bgworker.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
@@ -170,6 +176,7 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 durable_mark;	/* no ID reaches this ms until a larger
 									 * mark is durable */
 	LWLock	   *mark_lock;		/* serialises writers of the mark */
+	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 
 	/* counters for a status view */
 	pg_atomic_uint64 sequence_waits;	/* calls that waited for the next ms */
@@ -211,6 +218,7 @@ static int64 snowflake_epoch_unix_ms;
 /*---- function declarations ----*/
 
 void		_PG_init(void);
+PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg);
 
 PG_FUNCTION_INFO_V1(snowflake_next_id);
 PG_FUNCTION_INFO_V1(snowflake_last_id);
@@ -224,7 +232,9 @@ static void snowflake_emit_log(ErrorData *edata);
 static void snowflake_read_mark_file(SnowflakeSharedState *state);
 static bool snowflake_write_mark_file(int64 mark_ms, int elevel);
 static void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
-static void snowflake_advance_mark(int64 needed_ms, int64 now_ms, bool wait);
+static void snowflake_advance_mark(int64 needed_ms, int64 now_ms,
+								   int64 margin_ms, bool wait);
+static void snowflake_mark_writer_detach(int code, Datum arg);
 static int64 snowflake_generate(void);
 static bool snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
 								  const char **detail);
@@ -247,7 +257,7 @@ static RmgrData snowflake_rmgr = {
 
 /*
  * Module load: define the settings, reserve their prefix, register the WAL
- * resource manager and ask for shared memory.
+ * resource manager and the mark writer, and ask for shared memory.
  *
  * All of this needs shared_preload_libraries.  Loaded any other way (a first
  * call after CREATE EXTENSION, or LOAD), the module defines nothing, the
@@ -260,6 +270,7 @@ _PG_init(void)
 	const char *raw_datacenter_id;
 	const char *raw_worker_id;
 	const char *raw_epoch;
+	BackgroundWorker worker;
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -344,6 +355,20 @@ _PG_init(void)
 	snowflake_validate_preset("snowflake.epoch", raw_epoch, 0);
 
 	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, &snowflake_rmgr);
+
+	/*
+	 * The mark writer runs only where IDs are generated: on a primary, and
+	 * on a standby from its promotion on.
+	 */
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "snowflake_mark_writer_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "snowflake mark writer", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "snowflake mark writer", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = snowflake_shmem_request;
@@ -680,8 +705,9 @@ snowflake_read_mark_file(SnowflakeSharedState *state)
 }
 
 /*
- * Write a mark durably: temporary file, fsync, durable rename.  On failure
- * report at elevel and return false; the old mark stays in force.
+ * Write a mark durably: a temporary file, then durable_rename(), which
+ * fsyncs it before and after the rename and fsyncs the directory.  On
+ * failure report at elevel and return false; the old mark stays in force.
  */
 static bool
 snowflake_write_mark_file(int64 mark_ms, int elevel)
@@ -717,15 +743,6 @@ snowflake_write_mark_file(int64 mark_ms, int elevel)
 		ereport(elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not write file \"%s\": %m",
-						SNOWFLAKE_MARK_TEMP_FILE)));
-		CloseTransientFile(fd);
-		return false;
-	}
-	if (pg_fsync(fd) != 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m",
 						SNOWFLAKE_MARK_TEMP_FILE)));
 		CloseTransientFile(fd);
 		return false;
@@ -771,16 +788,17 @@ snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
 }
 
 /*
- * Move the durable mark so that needed_ms lies below it: WAL-log the new
- * mark, write it to the file, then publish it.  With wait, block until some
- * backend has done so; without, return at once if another backend is
- * already writing (this is the early refresh, and the old mark still holds).
- * If the mark cannot be made durable the old one stays in force: the waiting
- * form errors out, the early refresh only warns, since its caller's ID lies
- * below the old mark and is safe to return.
+ * Move the durable mark so that it lies more than margin_ms above needed_ms:
+ * WAL-log a new mark a stride ahead, write it to the file, then publish it.
+ * With wait, block until this or another process has done so; without,
+ * return at once if another one is already writing (a backend's early
+ * refresh: the old mark still holds).  If the mark cannot be made durable the
+ * old one stays in force: the waiting form errors out, the other only warns,
+ * since its caller's ID lies below the old mark and is safe to return.
  */
 static void
-snowflake_advance_mark(int64 needed_ms, int64 now_ms, bool wait)
+snowflake_advance_mark(int64 needed_ms, int64 now_ms, int64 margin_ms,
+					   bool wait)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	int64		new_mark;
@@ -790,9 +808,8 @@ snowflake_advance_mark(int64 needed_ms, int64 now_ms, bool wait)
 	else if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
 		return;
 
-	/* another backend may have moved it while we waited for the lock */
-	if ((int64) pg_atomic_read_u64(&state->durable_mark) >
-		needed_ms + (wait ? 0 : SNOWFLAKE_MARK_STRIDE_MS / 2))
+	/* another process may have moved it while we waited for the lock */
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms)
 	{
 		LWLockRelease(state->mark_lock);
 		return;
@@ -996,7 +1013,7 @@ snowflake_generate(void)
 
 		if ((uint64) next_ms >= pg_atomic_read_u64(&state->durable_mark))
 		{
-			snowflake_advance_mark(next_ms, now_ms, true);
+			snowflake_advance_mark(next_ms, now_ms, 0, true);
 			last = pg_atomic_read_u64(&state->last_tick);
 			continue;
 		}
@@ -1016,12 +1033,71 @@ snowflake_generate(void)
 						   (pg_atomic_read_u64(&state->clock_behind_errors) -
 							pg_atomic_read_u64(&state->episode_first_error)))));
 
-	/* refresh the mark early, so that nobody has to wait for it */
+	/*
+	 * Refresh the mark early, so that nobody has to wait for it: wake the
+	 * mark writer, or, while it is not running, try to write it here.
+	 */
 	if ((uint64) (next_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) >=
 		pg_atomic_read_u64(&state->durable_mark))
-		snowflake_advance_mark(next_ms, now_ms, false);
+	{
+		Latch	   *writer_latch = state->mark_writer_latch;
+
+		if (writer_latch != NULL)
+			SetLatch(writer_latch);
+		else
+			snowflake_advance_mark(next_ms, now_ms,
+								   SNOWFLAKE_MARK_STRIDE_MS / 2, false);
+	}
 
 	return (int64) next;
+}
+
+/*
+ * The mark writer: a background worker that moves the durable mark ahead
+ * when a backend wakes it, so that the fsync is not paid by a backend that is
+ * generating.  It sleeps on its latch otherwise.  If it fails, it exits and
+ * is restarted a second later; meanwhile backends write the mark themselves.
+ */
+void
+snowflake_mark_writer_main(Datum main_arg)
+{
+	SnowflakeSharedState *state = snowflake_state;
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	if (state->mark_invalid)
+		proc_exit(0);
+
+	on_shmem_exit(snowflake_mark_writer_detach, (Datum) 0);
+	state->mark_writer_latch = MyLatch;
+
+	for (;;)
+	{
+		int64		last_ms;
+		int64		now_ms;
+		int			us_into_ms;
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+
+		last_ms = (int64) (pg_atomic_read_u64(&state->last_tick) >>
+						   SNOWFLAKE_SEQUENCE_BITS);
+		now_ms = snowflake_clock_ms(&us_into_ms);
+		if ((uint64) (last_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) >=
+			pg_atomic_read_u64(&state->durable_mark))
+			snowflake_advance_mark(last_ms, now_ms,
+								   SNOWFLAKE_MARK_STRIDE_MS / 2, true);
+	}
+}
+
+/* Backends write the mark themselves once the mark writer has gone. */
+static void
+snowflake_mark_writer_detach(int code, Datum arg)
+{
+	snowflake_state->mark_writer_latch = NULL;
 }
 
 /*
