@@ -802,6 +802,7 @@ snowflake_advance_mark(int64 needed_ms, int64 now_ms, int64 margin_ms,
 {
 	SnowflakeSharedState *state = snowflake_state;
 	int64		new_mark;
+	xl_snowflake_mark xlrec;
 
 	if (wait)
 		LWLockAcquire(state->mark_lock, LW_EXCLUSIVE);
@@ -818,14 +819,10 @@ snowflake_advance_mark(int64 needed_ms, int64 now_ms, int64 margin_ms,
 	new_mark = Min(Max(needed_ms, now_ms) + SNOWFLAKE_MARK_STRIDE_MS,
 				   SNOWFLAKE_MAX_MS + 1);
 
-	{
-		xl_snowflake_mark xlrec;
-
-		xlrec.mark_ms = new_mark;
-		XLogBeginInsert();
-		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-		(void) XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
-	}
+	xlrec.mark_ms = new_mark;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	(void) XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
 	if (!snowflake_write_mark_file(new_mark, wait ? ERROR : WARNING))
 	{
 		LWLockRelease(state->mark_lock);
