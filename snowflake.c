@@ -73,6 +73,7 @@
 #include "port/pg_crc32c.h"
 #include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
+#include "replication/syncrep.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -334,6 +335,7 @@ _PG_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	/* up to 24 days: enough to ride out a VM restored from an old snapshot */
 	DefineCustomIntVariable("snowflake.max_lead",
 							"How far IDs may run ahead of the clock instead of waiting.",
 							"When a millisecond's sequence is used up, or the "
@@ -341,7 +343,7 @@ _PG_init(void)
 							"milliseconds as long as it stays within this much "
 							"of the clock. 0 never runs ahead.",
 							&snowflake_max_lead,
-							0, 0, 3600 * 1000,
+							0, 0, INT_MAX,
 							PGC_SUSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
@@ -803,6 +805,7 @@ snowflake_advance_mark(int64 needed_ms, int64 now_ms, int64 margin_ms,
 	SnowflakeSharedState *state = snowflake_state;
 	int64		new_mark;
 	xl_snowflake_mark xlrec;
+	XLogRecPtr	recptr;
 
 	if (wait)
 		LWLockAcquire(state->mark_lock, LW_EXCLUSIVE);
@@ -819,10 +822,19 @@ snowflake_advance_mark(int64 needed_ms, int64 now_ms, int64 margin_ms,
 	new_mark = Min(Max(needed_ms, now_ms) + SNOWFLAKE_MARK_STRIDE_MS,
 				   SNOWFLAKE_MAX_MS + 1);
 
+	/*
+	 * WAL-log the mark and see it flushed, and confirmed by synchronous
+	 * standbys if there are any, as a commit would be: IDs returned by a
+	 * transaction that writes nothing commit without waiting for any WAL, so
+	 * only this makes a standby know of them.
+	 */
 	xlrec.mark_ms = new_mark;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-	(void) XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	recptr = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	XLogFlush(recptr);
+	SyncRepWaitForLSN(recptr, false);
+
 	if (!snowflake_write_mark_file(new_mark, wait ? ERROR : WARNING))
 	{
 		LWLockRelease(state->mark_lock);

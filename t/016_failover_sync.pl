@@ -1,0 +1,70 @@
+# Copyright (c) 2026, the snowflake authors
+#
+# Failover with a synchronous standby, IDs handed out by SELECT alone.
+#
+# A transaction that only calls snowflake_next_id() writes nothing and so
+# commits without waiting for any WAL: the only thing that tells a standby
+# about its IDs is the WAL-logged high-water mark.  With a synchronous
+# standby the mark must therefore be flushed and confirmed before any ID
+# under it is returned, as a commit would be.  wal_writer_delay = 10s keeps
+# the WAL writer from flushing the mark by chance, so only the extension's
+# own flush and wait can pass this test.  The standby's clock is 10 s
+# behind, so after promotion only the mark keeps its IDs above the old ones.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $primary = snowflake_node(
+	'primary',
+	allows_streaming => 1,
+	extra_conf => "wal_writer_delay = 10s\n");
+start_node($primary);
+$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$primary->backup('backup');
+
+my $standby =
+  snowflake_standby($primary, 'backup', 'standby', offset => -10);
+start_node($standby);
+check_clock_offset($standby, -10, 'the standby\'s clock is 10 s behind');
+
+$primary->safe_psql('postgres',
+	"ALTER SYSTEM SET synchronous_standby_names = '*'; SELECT pg_reload_conf();"
+);
+$primary->poll_query_until('postgres',
+	"SELECT sync_state = 'sync' FROM pg_stat_replication")
+  or die "the standby did not become synchronous";
+
+# IDs returned by SELECT alone, spread over 3 s so that they cross several
+# marks; the last of them lies beyond any mark the standby had before.
+my $max_returned = 0;
+for my $i (1 .. 30)
+{
+	my $id = $primary->safe_psql('postgres', 'SELECT snowflake_next_id()');
+	$max_returned = $id if $id > $max_returned;
+	usleep(100_000);
+}
+my $standby_mark = read_mark_file($standby->data_dir . '/snowflake.mark');
+cmp_ok($standby_mark->{mark_ms}, '>', id_ms($max_returned),
+	'the standby\'s own mark lies above every ID the primary returned');
+
+crash_node($primary);
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die "the standby was not promoted";
+
+my $new = $standby->safe_psql('postgres',
+	'SET snowflake.max_lead = 20000; SELECT snowflake_next_id()');
+cmp_ok($new, '>', $max_returned,
+	'after promotion the first ID is above every ID the old primary returned'
+);
+
+$standby->stop;
+done_testing();

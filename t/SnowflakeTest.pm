@@ -1,0 +1,508 @@
+
+# Copyright (c) 2026, the snowflake authors
+
+=pod
+
+=head1 NAME
+
+SnowflakeTest - helpers for the snowflake TAP tests that move a server's clock
+
+=head1 SYNOPSIS
+
+  use FindBin;
+  use lib $FindBin::RealBin;
+  use SnowflakeTest;
+
+  my $node = snowflake_node('main');
+  start_node($node);
+  set_clock($node, -5);
+  check_clock_offset($node, -5, 'the server clock is 5 s behind');
+
+=head1 DESCRIPTION
+
+The tests run real servers under Debian's libfaketime.  The postmaster is
+started with libfaketime preloaded and FAKETIME_TIMESTAMP_FILE pointing at a
+per-node file that holds an offset such as "-5" (seconds; libfaketime wants
+the sign) and optionally a rate such as "x0.05".  Rewriting the file moves the
+clock of the running server: with the default cache every process rereads it
+within a second, with C<no_cache> at its next clock read.
+
+Only the server is faked: the variables are set while pg_ctl starts the
+postmaster, and FAKETIME_ONLY_CMDS limits the faking to the "postgres"
+program (the postmaster and every process it forks) and pg_ctl, so that psql,
+pgbench and the test script itself keep the real clock.  A clock with a rate
+must start at offset 0.  CLOCK_MONOTONIC is not faked,
+so PostgreSQL's own timeouts and latch waits keep working.
+
+Because a misconfigured libfaketime would make these tests pass vacuously,
+each test checks the server's clock against the test's own with
+check_clock_offset() (or check_clock_rate()).
+
+=cut
+
+package SnowflakeTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+our @EXPORT = qw(
+  snowflake_node
+  snowflake_standby
+  set_clock
+  start_node
+  restart_node
+  server_clock_offset
+  check_clock_offset
+  check_clock_rate
+  crash_node
+  psql_timed
+  id_ms
+  id_unix_ms
+  read_mark_file
+  write_mark_file
+  mark_file_bytes
+  crc32c
+  SNOWFLAKE_EPOCH_UNIX_MS
+  MARK_MAGIC
+  MARK_VERSION
+);
+
+our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+# snowflake.epoch's default, Twitter's epoch, in ms since 1970
+use constant SNOWFLAKE_EPOCH_UNIX_MS => 1288834974657;
+
+# the mark file's header
+use constant MARK_MAGIC   => 0x534E4F57;
+use constant MARK_VERSION => 1;
+
+# per node (by name): clock file, libfaketime cache mode, clock rate
+my %clock_file;
+my %no_cache;
+my %clock_rate;
+
+=pod
+
+=head1 FUNCTIONS
+
+=over
+
+=item snowflake_node(name, %params)
+
+A new, initialised node that preloads snowflake, with a clock file set to
+offset 0.  Parameters: C<allows_streaming>, C<no_cache> (libfaketime rereads
+the clock file at every clock read instead of once a second), C<offset> and
+C<rate> (the initial clock, see set_clock), C<extra_conf>.
+
+=cut
+
+sub snowflake_node
+{
+	my ($name, %params) = @_;
+
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(allows_streaming => $params{allows_streaming} ? 1 : 0);
+	$node->append_conf(
+		'postgresql.conf', qq{
+shared_preload_libraries = 'snowflake'
+snowflake.datacenter_id = 5
+snowflake.worker_id = 11
+log_min_messages = log
+} . ($params{extra_conf} // ''));
+	_setup_clock($node, %params);
+	return $node;
+}
+
+=pod
+
+=item snowflake_standby(primary, backup_name, name, %params)
+
+A streaming standby of primary made from backup_name, with its own clock file
+(parameters as for snowflake_node).
+
+=cut
+
+sub snowflake_standby
+{
+	my ($primary, $backup_name, $name, %params) = @_;
+
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init_from_backup($primary, $backup_name, has_streaming => 1);
+	_setup_clock($node, %params);
+	return $node;
+}
+
+sub _setup_clock
+{
+	my ($node, %params) = @_;
+
+	$clock_file{ $node->name } = $node->basedir . '/faketime.rc';
+	$no_cache{ $node->name }   = $params{no_cache} ? 1 : 0;
+	set_clock($node, $params{offset} // 0, $params{rate});
+	return;
+}
+
+=pod
+
+=item set_clock(node, offset_seconds[, rate])
+
+Set the node's clock to run offset_seconds from the real clock (and at rate
+times its speed, if given).  The file is replaced atomically, so that
+libfaketime never reads half of it.
+
+=cut
+
+sub set_clock
+{
+	my ($node, $offset, $rate) = @_;
+	my $file = $clock_file{ $node->name }
+	  or die "node " . $node->name . " has no clock file";
+	my $spec = ($offset < 0 ? '-' : '+') . abs($offset);
+	$spec .= " x$rate" if defined $rate;
+	$clock_rate{ $node->name } = $rate;
+
+	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
+	print $fh "$spec\n";
+	close $fh                  or die "could not write $file.tmp: $!";
+	rename("$file.tmp", $file) or die "could not rename to $file: $!";
+	note "clock of node " . $node->name . " set to \"$spec\"";
+	return;
+}
+
+# the environment that makes libfaketime fake the postmaster's clock
+sub _faketime_env
+{
+	my ($node) = @_;
+	my %env = (
+		LD_PRELOAD                   => $libfaketime,
+		FAKETIME_TIMESTAMP_FILE      => $clock_file{ $node->name },
+		FAKETIME_DONT_FAKE_MONOTONIC => '1');
+
+	# pg_ctl start only accepts a postmaster.pid whose start time is not
+	# older than its own, so with a clock set back it must see the same
+	# clock as the postmaster.  A clock that runs slow starts at the real
+	# time, and there faking pg_ctl would only stretch its waits.
+	$env{FAKETIME_ONLY_CMDS} =
+	  defined $clock_rate{ $node->name } ? 'postgres' : 'postgres,pg_ctl';
+	if ($no_cache{ $node->name })
+	{
+		$env{FAKETIME_NO_CACHE} = '1';
+	}
+	else
+	{
+		$env{FAKETIME_CACHE_DURATION} = '1';
+	}
+	return %env;
+}
+
+=pod
+
+=item start_node(node, %params)
+
+=item restart_node(node)
+
+$node->start / $node->restart with libfaketime preloaded into the
+postmaster.
+
+=cut
+
+sub start_node
+{
+	my ($node, %params) = @_;
+	my %env = _faketime_env($node);
+	local @ENV{ keys %env } = values %env;
+	return $node->start(%params);
+}
+
+sub restart_node
+{
+	my ($node) = @_;
+	my %env = _faketime_env($node);
+	local @ENV{ keys %env } = values %env;
+	return $node->restart;
+}
+
+=pod
+
+=item server_clock_offset(node)
+
+The server's clock minus the test's clock, in seconds, read with
+clock_timestamp() in a new session (good to about the time a psql call
+takes).
+
+=cut
+
+sub server_clock_offset
+{
+	my ($node) = @_;
+	my $before = time();
+	my $server = $node->safe_psql('postgres',
+		'SELECT extract(epoch FROM clock_timestamp())');
+	my $after = time();
+	return $server - ($before + $after) / 2;
+}
+
+=pod
+
+=item check_clock_offset(node, offset_seconds, test_name[, tolerance])
+
+Passes once the server's clock is offset_seconds from the test's (within
+tolerance, 1.5 s by default), waiting up to 10 s for libfaketime to reread
+its file.  Fails if libfaketime does not move the clock.
+
+=cut
+
+sub check_clock_offset
+{
+	my ($node, $expected, $test_name, $tolerance) = @_;
+	$tolerance //= 1.5;
+
+	my $offset;
+	my $deadline = time() + 10;
+	while (1)
+	{
+		$offset = server_clock_offset($node);
+		last if abs($offset - $expected) <= $tolerance || time() > $deadline;
+		usleep(50_000);
+	}
+	ok(abs($offset - $expected) <= $tolerance, $test_name)
+	  or diag sprintf("server clock is %.3f s off the test's, expected %.3f",
+		$offset, $expected);
+	return $offset;
+}
+
+=pod
+
+=item check_clock_rate(node, rate, test_name)
+
+Passes if the server's clock runs at about rate times the speed of the
+test's clock, measured over one second.
+
+=cut
+
+sub check_clock_rate
+{
+	my ($node, $rate, $test_name) = @_;
+
+	my $o1 = server_clock_offset($node);
+	my $t1 = time();
+	usleep(1_000_000);
+	my $o2       = server_clock_offset($node);
+	my $t2       = time();
+	my $measured = 1 + ($o2 - $o1) / ($t2 - $t1);
+	ok(abs($measured - $rate) < 0.1 + $rate / 2, $test_name)
+	  or diag
+	  sprintf("server clock runs at %.3f times real speed, expected %s",
+		$measured, $rate);
+	return $measured;
+}
+
+=pod
+
+=item crash_node(node)
+
+Crash the node the hard way: stop the postmaster (so that it forks nothing
+more), SIGKILL every child of it and then the postmaster itself, and wait
+until all of them are gone.  Nothing gets to run a shutdown hook.
+
+Dead processes of the killed server are reparented to PID 1, which in a
+container may leave them as zombies for a while; a zombie postmaster would
+make the next start think the server still runs.  So once every process is
+dead, the lock files naming the postmaster (postmaster.pid and the socket's
+lock file) are removed, as the next start would do with them anyway had the
+postmaster's PID been reaped.
+
+=cut
+
+sub crash_node
+{
+	my ($node) = @_;
+	my $pm = $node->{_pid};
+	die "node " . $node->name . " is not running" unless defined $pm;
+
+	kill 'STOP', $pm;
+	my @children = _child_pids($pm);
+	note "crashing node "
+	  . $node->name
+	  . ": postmaster $pm, children @children";
+	kill 'KILL', @children;
+	$node->kill9;    # SIGKILL to the postmaster; the node is known stopped
+
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	foreach my $pid ($pm, @children)
+	{
+		while (_pid_alive($pid))
+		{
+			die "process $pid survived SIGKILL" if time() > $deadline;
+			usleep(10_000);
+		}
+	}
+	unlink($node->data_dir . '/postmaster.pid');
+	unlink($node->host . '/.s.PGSQL.' . $node->port . '.lock')
+	  if $PostgreSQL::Test::Utils::use_unix_sockets;
+	return;
+}
+
+sub _child_pids
+{
+	my ($ppid) = @_;
+	my @pids;
+	opendir(my $dh, '/proc') or die "could not read /proc: $!";
+	foreach my $pid (grep { /^\d+$/ } readdir $dh)
+	{
+		open my $fh, '<', "/proc/$pid/stat" or next;
+		my $stat = <$fh>;
+		close $fh;
+		next unless defined $stat;
+		# pid (comm) state ppid ...; comm may hold spaces and parentheses
+		push @pids, $pid if $stat =~ /\) \S+ (\d+) / && $1 == $ppid;
+	}
+	closedir $dh;
+	return @pids;
+}
+
+# alive and not a zombie
+sub _pid_alive
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/stat" or return 0;
+	my $stat = <$fh>;
+	close $fh;
+	return 0 unless defined $stat;
+	return $stat =~ /\) ([A-Za-z]) / && $1 ne 'Z' && $1 ne 'X';
+}
+
+=pod
+
+=item psql_timed(node, sql)
+
+Run sql in one psql session with VERBOSITY verbose (so that errors show
+their SQLSTATE) and ON_ERROR_STOP.  Returns the seconds it took, psql's exit
+code, its stdout and its stderr.
+
+=cut
+
+sub psql_timed
+{
+	my ($node, $sql) = @_;
+	my ($stdout, $stderr);
+	my $start = time();
+	my $ret   = $node->psql(
+		'postgres', "\\set VERBOSITY verbose\n$sql",
+		stdout => \$stdout,
+		stderr => \$stderr);
+	return (time() - $start, $ret, $stdout, $stderr);
+}
+
+=pod
+
+=item id_ms(id)
+
+=item id_unix_ms(id)
+
+The millisecond an ID carries, counted from snowflake's default epoch or
+from 1970.
+
+=cut
+
+sub id_ms
+{
+	my ($id) = @_;
+	return $id >> 22;
+}
+
+sub id_unix_ms
+{
+	my ($id) = @_;
+	return ($id >> 22) + SNOWFLAKE_EPOCH_UNIX_MS;
+}
+
+=pod
+
+=item read_mark_file(path)
+
+The fields of a mark file: size, magic, version, epoch_unix_ms, mark_ms,
+crc and crc_ok.
+
+=cut
+
+sub read_mark_file
+{
+	my ($path) = @_;
+	my $bytes  = slurp_file($path);
+	my %mark   = (size => length($bytes));
+	return \%mark if length($bytes) < 28;
+	@mark{qw(magic version epoch_unix_ms mark_ms crc)} =
+	  unpack('L L q q L', $bytes);
+	$mark{crc_ok} = crc32c(substr($bytes, 0, 24)) == $mark{crc};
+	return \%mark;
+}
+
+=pod
+
+=item mark_file_bytes(%fields)
+
+The 32 bytes of a mark file as the server writes it: magic, version,
+epoch_unix_ms, mark_ms (all defaulting to a valid mark) and a CRC-32C of the
+first 24 bytes, unless crc is given.
+
+=item write_mark_file(path, bytes)
+
+=cut
+
+sub mark_file_bytes
+{
+	my (%f) = @_;
+	my $head = pack('L L q q',
+		$f{magic}         // MARK_MAGIC,
+		$f{version}       // MARK_VERSION,
+		$f{epoch_unix_ms} // SNOWFLAKE_EPOCH_UNIX_MS,
+		$f{mark_ms}       // 0);
+	return $head . pack('L x4', $f{crc} // crc32c($head));
+}
+
+sub write_mark_file
+{
+	my ($path, $bytes) = @_;
+	open my $fh, '>:raw', $path or die "could not write $path: $!";
+	print $fh $bytes;
+	close $fh or die "could not write $path: $!";
+	return;
+}
+
+=pod
+
+=item crc32c(bytes)
+
+CRC-32C (Castagnoli), as PostgreSQL's pg_crc32c computes it.
+
+=cut
+
+my @crc32c_table = map {
+	my $c = $_;
+	$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
+	$c;
+} 0 .. 255;
+
+sub crc32c
+{
+	my ($bytes) = @_;
+	my $crc = 0xFFFFFFFF;
+	$crc = $crc32c_table[ ($crc ^ $_) & 0xFF ] ^ ($crc >> 8)
+	  for unpack('C*', $bytes);
+	return $crc ^ 0xFFFFFFFF;
+}
+
+=pod
+
+=back
+
+=cut
+
+1;
