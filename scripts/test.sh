@@ -9,8 +9,6 @@
 # Ends with one line "N passed, N failed" that counts every test: each
 # regression and isolation test and each TAP assertion.
 #
-# Slow tests run only when SNOWFLAKE_TEST_EXTRA=1 is set.
-#
 set -uo pipefail
 cd "$(dirname "$0")/.."
 src=$(pwd)
@@ -27,7 +25,6 @@ pg_config=/usr/lib/postgresql/15/bin/pg_config
 as_postgres()
 {
 	runuser -u postgres -- env PATH="/usr/lib/postgresql/15/bin:$PATH" \
-		${SNOWFLAKE_TEST_EXTRA:+SNOWFLAKE_TEST_EXTRA=$SNOWFLAKE_TEST_EXTRA} \
 		make -C "$work" -s PG_CONFIG=$pg_config "$@"
 }
 
