@@ -126,6 +126,12 @@ StaticAssertDecl(SNOWFLAKE_TIME_SHIFT + SNOWFLAKE_TIME_BITS == 63,
  */
 #define SNOWFLAKE_MARK_STRIDE_MS	1000
 
+/*
+ * How long after the last ID the mark writer keeps the mark ahead of the
+ * clock: one write every half stride, on a server that has gone quiet.
+ */
+#define SNOWFLAKE_WRITER_ACTIVE_MS	60000
+
 #define SNOWFLAKE_MARK_FILE			"snowflake.mark"
 #define SNOWFLAKE_MARK_TEMP_FILE	SNOWFLAKE_MARK_FILE ".tmp"
 #define SNOWFLAKE_MARK_MAGIC		0x534E4F57	/* "SNOW" */
@@ -1022,7 +1028,16 @@ snowflake_generate(void)
 
 		if ((uint64) next_ms >= pg_atomic_read_u64(&state->durable_mark))
 		{
+			Latch	   *writer_latch = state->mark_writer_latch;
+
+			/*
+			 * Generation reached the mark, most likely after a pause: write
+			 * it here, and wake the mark writer, so that from now on it keeps
+			 * the mark ahead of the clock.
+			 */
 			snowflake_advance_mark(next_ms, now_ms, 0, true);
+			if (writer_latch != NULL)
+				SetLatch(writer_latch);
 			last = pg_atomic_read_u64(&state->last_tick);
 			continue;
 		}
@@ -1062,10 +1077,14 @@ snowflake_generate(void)
 }
 
 /*
- * The mark writer: a background worker that moves the durable mark ahead
- * when a backend wakes it, so that the fsync is not paid by a backend that is
- * generating.  It sleeps on its latch otherwise.  If it fails, it exits and
- * is restarted a second later; meanwhile backends write the mark themselves.
+ * The mark writer: a background worker that moves the durable mark ahead,
+ * so that the fsync is not paid by a backend that is generating.  A backend
+ * wakes it when generation comes within half a stride of the mark.  As long
+ * as IDs were issued within SNOWFLAKE_WRITER_ACTIVE_MS, it also keeps the
+ * mark half a stride ahead of the clock, so that the first ID after a pause
+ * does not find the mark behind the clock and write it itself; a server that
+ * issues no IDs writes nothing.  If the writer fails, it exits and is
+ * restarted a second later; meanwhile backends write the mark themselves.
  */
 void
 snowflake_mark_writer_main(Datum main_arg)
@@ -1085,20 +1104,26 @@ snowflake_mark_writer_main(Datum main_arg)
 	{
 		int64		last_ms;
 		int64		now_ms;
+		int64		needed_ms;
 		int			us_into_ms;
-
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		bool		active;
 
 		last_ms = (int64) (pg_atomic_read_u64(&state->last_tick) >>
 						   SNOWFLAKE_SEQUENCE_BITS);
 		now_ms = snowflake_clock_ms(&us_into_ms);
-		if ((uint64) (last_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) >=
+		active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
+		needed_ms = active ? Max(last_ms, now_ms) : last_ms;
+		if ((uint64) (needed_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) >=
 			pg_atomic_read_u64(&state->durable_mark))
-			snowflake_advance_mark(last_ms, now_ms,
+			snowflake_advance_mark(needed_ms, now_ms,
 								   SNOWFLAKE_MARK_STRIDE_MS / 2, true);
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+						 (active ? WL_TIMEOUT : 0),
+						 SNOWFLAKE_MARK_STRIDE_MS / 4, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 

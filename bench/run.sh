@@ -20,8 +20,9 @@
 #  2. Raw speed: the same with snowflake.max_lead = 1 hour, so that the
 #     generator runs ahead of the clock instead of waiting for the next
 #     millisecond, which shows what it costs without the layout's ceiling.
-#  3. The cost of the durable high-water mark (see the comment at that step
-#     for how it is measured, and why that way).
+#  3. The cost of the durable high-water mark: what the generating backend
+#     loses to it, and, apart, what its background writer spends (see the
+#     comment at that step for how it is measured, and why that way).
 #  4. pgbench, 8 clients, INSERT INTO t DEFAULT VALUES into a table whose
 #     key defaults to snowflake_next_id(), to an identity column (a sequence,
 #     as bigserial) and to gen_random_uuid() (bench/insert_*.sql), with
@@ -67,7 +68,7 @@ data=$work/data
 cleanup()
 {
 	if [ -s "$work/strace.pid" ]; then
-		kill "$(cat "$work/strace.pid")" 2>/dev/null
+		for p in $(cat "$work/strace.pid"); do kill "$p" 2>/dev/null; done
 	fi
 	if [ -f "$data/postmaster.pid" ]; then
 		(cd / && runuser -u postgres -- "$bindir/pg_ctl" -D "$data" -m immediate -w stop) >/dev/null 2>&1
@@ -225,11 +226,23 @@ done
 # ---------------------------------------------------------------------------
 # The cost of the durable high-water mark.
 #
-# The generator writes a new mark once per 500 ms of ID time: a 32-byte
-# file written, fsynced and durably renamed (PostgreSQL's durable_rename:
-# five fsyncs in all, of the file, the old mark and the folder), plus one
-# small WAL record.  The backend that crosses the threshold does this
-# itself, so its cost lands directly on the generating backend.
+# The generator keeps a durable mark 1000 ms of ID time ahead of the IDs and
+# moves it once generation comes within 500 ms of it.  Moving it is one
+# small WAL record, inserted and flushed (XLogInsert, XLogFlush, then
+# SyncRepWaitForLSN, which returns at once here: there is no standby), and
+# a 32-byte file written and durably renamed (PostgreSQL's durable_rename:
+# fsyncs of the file, the old mark, the new name and the folder).  That work
+# is done by the mark writer, a background worker.  The backend that sees
+# generation come near the mark only sets the writer's latch (SetLatch,
+# which signals the writer with kill() if it is asleep) and goes on
+# generating below the old mark.  A backend writes a mark itself, or waits
+# on mark_lock for the writer, only when it reaches the mark: when the
+# writer is not running or is slower than generation, and at the first ID
+# after a pause in which the clock passed the mark (about a second idle).
+# Every snowflake run here comes after such a pause (the other generators'
+# runs, or the sleep after a raw run, which sleeps out its lead and a
+# second more), so each one starts with a mark written by its backend
+# itself; the rest come from the writer.
 #
 # Where to look.  At the 4096 IDs/ms ceiling the generator waits for the
 # next millisecond for part of every millisecond, and a mark write mostly
@@ -237,69 +250,181 @@ done
 # would hide the cost.  With max_lead at one hour the generator never
 # waits, and ID time runs faster than wall time (by raw speed over 4096
 # IDs/ms), so marks also come more often per second than at the ceiling:
-# the worst case, where the mark's share of the time is largest.  That is
-# the run measured.
+# the worst case, where the mark's share of the time is largest and the
+# writer is most likely to fall behind.  Those are the runs measured.
 #
-# How.  The honest loss is the wall time the generating backend spends in
-# the mark writes, divided by the wall time of the run.  Two ways, each with
-# its own weakness, both shown:
-#   in situ:  strace -f -w -c on the generating backend during one more raw
-#             run: the number of mark writes (renames) and the wall time
-#             spent inside the file syscalls and fsyncs, over that run's
-#             time.  The backend makes no other syscalls while it
-#             generates (the clock is read through the vDSO; a full
-#             strace shows only a few reads as the query starts), so
-#             strace stops it only around the mark writes, but each stop
-#             adds some time: this is an upper bound.
-#   replay:   the number of marks the untraced raw runs wrote (exact: one
-#             WAL record each, counted with pg_waldump) times the median
-#             cost of one write, measured by a small C program that replays
-#             the very same syscalls (open, write, fsync, close, then
-#             durable_rename's opens, fsyncs and rename) 200 times on a
-#             32-byte file in the same data folder, over the median time
-#             of those runs.  No tracing, but the write is timed apart from
-#             the generator.
-# The headline is the larger of the two.  The WAL record itself is not
-# flushed by the generating backend (the WAL writer does it), and the
-# mark_lock is uncontended here, so the syscalls are the whole cost.
+# What is lost.  Bulk generation loses the wall time its backend spends on
+# the mark (waking the writer, any mark it writes itself, any wait for the
+# writer) over the wall time of the run.  The writer's own work is not on
+# that path: it runs in another process, on another core, while the backend
+# goes on.  It is measured and shown apart, not counted as a loss.  It can
+# still slow generation down by taking a CPU the backend wanted (with 2
+# CPUs, the writer shares the second one with the WAL writer, psql and,
+# here, strace), so the time the backend waited for a CPU is shown too.
+#
+# How.  Three more raw-speed runs, each with strace -f -w -c attached to two
+# processes (and /proc/PID/schedstat read before and after):
+#   the generating backend: only the syscalls through which the mark can
+#       reach it: kill and tgkill (waking the writer), the file syscalls,
+#       write, pwrite64, close, fsync and fdatasync (a mark it writes
+#       itself, with its WAL flush), and futex (waiting on mark_lock).  It
+#       makes no other syscalls while it generates (the clock is read
+#       through the vDSO; a full strace shows only a few reads, opens and
+#       stats of catalog files as the query starts, and those opens and
+#       stats are counted here), so strace stops it only around the mark,
+#       but each stop adds time: the share is an upper bound.  Its median over the runs is the
+#       headline.  schedstat adds the time the backend spent runnable but
+#       waiting for a CPU, whatever took the CPU: an upper bound on what
+#       the writer's CPU use cost it.
+#   the mark writer (postgres: snowflake mark writer, a child of this
+#       server's postmaster): every syscall but epoll_wait, where it sleeps
+#       on its latch, that is its wall time per mark it wrote (renames);
+#       and from schedstat the CPU time it used.  Off the generating path.
+# The marks of each run are counted exactly, as WAL records (pg_waldump);
+# the renames in the two traces tell who wrote them.
+#
+# Without tracing, a small C program replays the file part of a mark write
+# (open, write, fsync, close, then durable_rename's opens, fsyncs and
+# rename) 200 times on a 32-byte file in the same data folder: what one mark
+# costs the writer in disk time, without strace's overhead and without the
+# WAL flush.  Times the marks of the untraced runs, over their time, that is
+# the share of a run the writer spends writing mark files, in parallel with
+# generation; it is not a loss of the generating backend.
 echo
 echo "== the durable mark's cost"
 
-# in situ, with strace
-insitu_ms="n/a"; insitu_sys_ms="n/a"; insitu_writes="n/a"; insitu_fsyncs="n/a"
+# the mark writer of this server: a child of its postmaster (matched on its
+# process title field by field, so that nothing matches its own command line)
+writer_pid=$(ps -eo pid=,ppid=,cmd= | awk -v pm="$(head -n 1 "$data/postmaster.pid")" \
+	'$2 == pm && $3 == "postgres:" && $4 == "snowflake" && $5 == "mark" && $6 == "writer" { print $1; exit }')
+
+# trace.sh start|stop TAG: attach strace to the backend ($BENCH_BACKEND_PID)
+# and the mark writer ($BENCH_WRITER_PID, if any) and read their schedstat;
+# then read it again and detach.  Run by psql's \! between the statements.
+cat >"$work/trace.sh" <<'EOF'
+#!/bin/bash
+w=$BENCH_WORK tag=$2
+pid_of() { if [ "$1" = backend ]; then echo "$BENCH_BACKEND_PID"; else echo "${BENCH_WRITER_PID:-}"; fi; }
+trace_of() { if [ "$1" = backend ]; then echo "$BENCH_BACKEND_TRACE"; else echo "$BENCH_WRITER_TRACE"; fi; }
+case $1 in
+start)
+	for who in backend writer; do
+		pid=$(pid_of $who)
+		[ -n "$pid" ] || continue
+		strace -f -w -c -e "trace=$(trace_of $who)" -o "$w/strace.$who.$tag" -p "$pid" \
+			</dev/null >/dev/null 2>"$w/strace.$who.$tag.err" &
+		echo $! >>"$w/strace.pid"
+	done
+	for who in backend writer; do
+		[ -n "$(pid_of $who)" ] || continue
+		i=0
+		while [ $i -lt 100 ] && ! grep -q attached "$w/strace.$who.$tag.err"; do
+			sleep 0.02; i=$((i + 1))
+		done
+	done
+	for who in backend writer; do
+		pid=$(pid_of $who)
+		[ -n "$pid" ] && cat "/proc/$pid/schedstat" >"$w/sched.$who.$tag.0" 2>/dev/null
+	done
+	;;
+stop)
+	for who in backend writer; do
+		pid=$(pid_of $who)
+		[ -n "$pid" ] && cat "/proc/$pid/schedstat" >"$w/sched.$who.$tag.1" 2>/dev/null
+	done
+	for p in $(cat "$w/strace.pid"); do kill -INT "$p" 2>/dev/null; done
+	for p in $(cat "$w/strace.pid"); do
+		i=0
+		while [ $i -lt 100 ] && kill -0 "$p" 2>/dev/null; do sleep 0.02; i=$((i + 1)); done
+	done
+	: >"$w/strace.pid"
+	;;
+esac
+exit 0
+EOF
+
+# strace_sum FILE COLUMN REGEX: the sum of a column of strace -c's summary
+# (2: seconds, 4: calls) over the syscalls matching REGEX; 0 for an empty
+# summary (strace prints none when nothing it traced was called)
+strace_sum()
+{
+	awk -v col="$2" -v re="$3" '$1 ~ /^[0-9.]+$/ && $NF != "total" && $NF ~ re { s += $col }
+		END { printf "%.6g\n", s + 0 }' "$1" 2>/dev/null
+}
+# sched_ms TAG WHO FIELD: milliseconds a /proc/PID/schedstat field grew by
+# (1: on a CPU, 2: runnable, waiting for a CPU), or n/a
+sched_ms()
+{
+	local a b
+	a=$(cut -d' ' -f"$3" "$work/sched.$2.$1.0" 2>/dev/null)
+	b=$(cut -d' ' -f"$3" "$work/sched.$2.$1.1" 2>/dev/null)
+	calc '%.3f' "(b - a) / 1000000" "a=$a" "b=$b"
+}
+
+backend_trace='%file,write,pwrite64,close,fsync,fdatasync,kill,tgkill,futex'
+writer_trace='!epoll_wait,epoll_pwait'
+declare -A t_ms t_marks b_ms b_inline b_fsyncs b_wakes b_wake_ms b_futex b_futex_ms b_cpu_wait
+declare -A w_ms w_marks w_cpu t_loss
 insitu_note=""
-if command -v strace >/dev/null 2>&1; then
-	echo "   one more raw-speed run with strace -f -w -c attached to its backend"
-	# \! runs the shell; psql passes the backend's pid through the environment
-	psql_ <<EOF >"$work/insitu.out" 2>>"$work/errors.log"
+if ! command -v strace >/dev/null 2>&1; then
+	insitu_note="strace is not installed"
+else
+	echo "   $reps more raw-speed runs, strace -f -w -c attached to the backend and to the mark writer" \
+		"($(if [ -n "$writer_pid" ]; then echo "pid $writer_pid"; else echo "not running"; fi))"
+	: >"$work/strace.pid"
+	for rep in $(seq 1 $reps); do
+		BENCH_WORK=$work BENCH_WRITER_PID=$writer_pid BENCH_BACKEND_TRACE=$backend_trace \
+			BENCH_WRITER_TRACE=$writer_trace psql_ <<EOF >"$work/insitu.$rep" 2>>"$work/errors.log"
 SET snowflake.max_lead = $raw_lead;
 SELECT pg_backend_pid() AS pid \gset
 \setenv BENCH_BACKEND_PID :pid
-\setenv BENCH_WORK $work
-\! strace -f -w -c -e trace=%file,write,close,fsync,fdatasync -o "\$BENCH_WORK/strace.out" -p "\$BENCH_BACKEND_PID" 2>"\$BENCH_WORK/strace.err" & echo \$! >"\$BENCH_WORK/strace.pid"; i=0; while [ \$i -lt 100 ] && ! grep -q attached "\$BENCH_WORK/strace.err"; do sleep 0.02; i=\$((i+1)); done
+\! bash "\$BENCH_WORK/trace.sh" start $rep
+SELECT pg_current_wal_insert_lsn() AS lsn0 \gset
 SELECT round(bench_ms(\$q\$SELECT count(snowflake_next_id()) FROM (SELECT generate_series(1, $n)) g\$q\$)::numeric, 1) AS ms \gset
-\! kill -INT \$(cat "\$BENCH_WORK/strace.pid"); i=0; while [ \$i -lt 100 ] && kill -0 \$(cat "\$BENCH_WORK/strace.pid") 2>/dev/null; do sleep 0.02; i=\$((i+1)); done
+SELECT pg_current_wal_insert_lsn() AS lsn1 \gset
+\! bash "\$BENCH_WORK/trace.sh" stop $rep
+SELECT txid_current() AS xid \gset
+SELECT bench_wait_flushed(:'lsn1') AS flushed \gset
 SELECT greatest(0, round(1000 * extract(epoch FROM (snowflake_parse(snowflake_last_id())).ts - clock_timestamp()))) AS lead \gset
-SELECT pg_sleep(:lead / 1000.0 + 0.005) AS slept \gset
-\echo :ms
+SELECT pg_sleep((:lead + 1000) / 1000.0 + 0.005) AS slept \gset
+\echo :ms :lsn0 :lsn1
 EOF
+		read -r m l0 l1 < <(tail -n 1 "$work/insitu.$rep")
+		t_ms[$rep]=n/a t_marks[$rep]=n/a t_loss[$rep]=n/a
+		b_ms[$rep]=n/a b_inline[$rep]=n/a b_fsyncs[$rep]=n/a b_wakes[$rep]=n/a
+		b_wake_ms[$rep]=n/a b_futex[$rep]=n/a b_futex_ms[$rep]=n/a b_cpu_wait[$rep]=n/a
+		w_ms[$rep]=n/a w_marks[$rep]=n/a w_cpu[$rep]=n/a
+		if [ -n "${l0:-}" ] && [ -n "${l1:-}" ]; then
+			t_marks[$rep]=$(mark_writes "$l0" "$l1")
+		fi
+		# strace says "detached" when it summed up: an empty summary is then no calls
+		f=$work/strace.backend.$rep
+		if grep -q detached "$f.err" 2>/dev/null && [ -n "${m:-}" ]; then
+			t_ms[$rep]=$m
+			b_ms[$rep]=$(calc '%.3f' 's * 1000' "s=$(strace_sum "$f" 2 .)")
+			b_inline[$rep]=$(strace_sum "$f" 4 '^rename')
+			b_fsyncs[$rep]=$(strace_sum "$f" 4 '^f(data)?sync$')
+			b_wakes[$rep]=$(strace_sum "$f" 4 '^t?g?kill$')
+			b_wake_ms[$rep]=$(calc '%.3f' 's * 1000' "s=$(strace_sum "$f" 2 '^t?g?kill$')")
+			b_futex[$rep]=$(strace_sum "$f" 4 '^futex$')
+			b_futex_ms[$rep]=$(calc '%.3f' 's * 1000' "s=$(strace_sum "$f" 2 '^futex$')")
+			b_cpu_wait[$rep]=$(sched_ms "$rep" backend 2)
+			t_loss[$rep]=$(calc '%.3f' "s / m * 100" "s=${b_ms[$rep]}" "m=$m")
+		elif [ -z "$insitu_note" ]; then
+			insitu_note="strace could not trace the backend: $(head -n 1 "$f.err" 2>/dev/null)"
+		fi
+		f=$work/strace.writer.$rep
+		if [ -n "$writer_pid" ] && grep -q detached "$f.err" 2>/dev/null; then
+			w_ms[$rep]=$(calc '%.3f' 's * 1000' "s=$(strace_sum "$f" 2 .)")
+			w_marks[$rep]=$(strace_sum "$f" 4 '^rename')
+			w_cpu[$rep]=$(sched_ms "$rep" writer 1)
+		fi
+	done
 	: >"$work/strace.pid"
-	insitu_ms=$(tail -n 1 "$work/insitu.out")
-	if grep -q attached "$work/strace.err" 2>/dev/null && [ -s "$work/strace.out" ]; then
-		# columns: % time, seconds, usecs/call, calls, [errors,] syscall
-		insitu_sys_ms=$(awk '$1 ~ /^[0-9.]+$/ && $NF != "total" { s += $2 } END { printf "%.3f", s * 1000 }' "$work/strace.out")
-		insitu_writes=$(awk '$1 ~ /^[0-9.]+$/ && $NF ~ /^rename/ { c += $4 } END { print c + 0 }' "$work/strace.out")
-		insitu_fsyncs=$(awk '$1 ~ /^[0-9.]+$/ && $NF ~ /^f(data)?sync$/ { c += $4 } END { print c + 0 }' "$work/strace.out")
-	else
-		insitu_note="strace could not attach: $(head -n 1 "$work/strace.err" 2>/dev/null)"
-		insitu_ms="n/a"
-	fi
-else
-	insitu_note="strace is not installed"
 fi
 
-# replay, with a small C program
-echo "   timing 200 mark writes replayed by a C program in the data folder"
+# replay: the file part of one mark write, untraced, with a small C program
+echo "   timing 200 mark file writes replayed by a C program in the data folder"
 cat >"$work/mark_replay.c" <<'EOF'
 /* The syscalls of one snowflake mark write, as snowflake_write_mark_file()
  * and PostgreSQL's durable_rename() make them, timed n times. */
@@ -435,20 +560,65 @@ raw_writes=$(median $(for rep in $(seq 1 $reps); do echo "${writes[raw,$rep]}"; 
 ceil_writes=$(median $(for rep in $(seq 1 $reps); do echo "${writes[snowflake,$rep]}"; done))
 printf '  marks written a run (WAL records): %s raw, %s at the ceiling\n' \
 	"$(runs_of writes raw)" "$(runs_of writes snowflake)"
-loss_replay=$(calc '%.3f' "w * u / 1000 / m * 100" "w=$raw_writes" "u=$replay_us" "m=${med[raw]}")
-loss_insitu=$(calc '%.3f' "s / m * 100" "s=$insitu_sys_ms" "m=$insitu_ms")
-loss_ceiling=$(calc '%.3f' "w * u / 1000 / m * 100" "w=$ceil_writes" "u=$replay_us" "m=${med[snowflake]}")
-printf '  %-9s %s\n' "in situ:" \
-	"$(if [ "$loss_insitu" != n/a ]; then
-		echo "$insitu_writes marks ($insitu_fsyncs fsyncs) took $insitu_sys_ms ms of a $insitu_ms ms run (strace -w): $loss_insitu%"
-	else echo "n/a ($insitu_note)"; fi)"
-printf '  %-9s %s\n' "replay:" \
-	"$raw_writes marks x $(calc '%.3f' 'u / 1000' "u=$replay_us") ms (median of 200; $(calc '%.3f' 'u / 1000' "u=$replay_min_us")-$(calc '%.3f' 'u / 1000' "u=$replay_max_us") ms) / ${med[raw]} ms: $loss_replay%"
-worst=$(printf '%s\n' "$loss_insitu" "$loss_replay" | grep -E '^[0-9.]+$' | sort -g | tail -n 1)
-worst=${worst:-n/a}
-echo "  => bulk generation loses $worst% to the mark (the larger; target <= 2%:" \
-	"$(calc '%s' "(x <= 2) ? \"meets\" : \"MISSES\"" "x=$worst"))."
-echo "     At the ceiling: $ceil_writes marks a run x replay cost = $loss_ceiling% of the run."
+# runs1 ARRAY: "run1 / run2 / run3" of ARRAY[rep]; total ARRAY: their sum,
+# or n/a if one is missing
+runs1()
+{
+	local -n values=$1
+	local rep s=""
+	for rep in $(seq 1 $reps); do s="$s${s:+ / }${values[$rep]:-n/a}"; done
+	echo "$s"
+}
+total()
+{
+	local -n values=$1
+	local rep
+	for rep in $(seq 1 $reps); do echo "${values[$rep]:-n/a}"; done |
+		awk '!/^[0-9.]+$/ { bad = 1 } { s += $1 } END { if (bad || NR == 0) print "n/a"; else printf "%.6g\n", s }'
+}
+loss=$(median $(for rep in $(seq 1 $reps); do echo "${t_loss[$rep]:-n/a}"; done))
+all_ms=$(total t_ms)
+share() { calc '%.3f' "x / m * 100" "x=$1" "m=$all_ms"; }  # share X: X ms in % of the traced runs
+if [ "$loss" = n/a ]; then
+	echo "  traced runs: n/a (${insitu_note:-no run could be traced})"
+else
+	echo "  traced raw runs (strace -f -w -c on the backend and the writer): $(runs1 t_ms) ms,"
+	echo "    $(runs1 t_marks) marks (WAL records): $(runs1 b_inline) written by the backend itself," \
+		"$(runs1 w_marks) by the writer"
+	echo "  generating backend, time in the mark's syscalls (strace -w: an upper bound):"
+	echo "    $(runs1 b_ms) ms = $(runs1 t_loss)% of the run; over the $reps runs:"
+	echo "    - waking the writer (SetLatch: kill): $(total b_wakes) calls, $(total b_wake_ms) ms," \
+		"$(share "$(total b_wake_ms)")% of the time"
+	echo "    - waiting on mark_lock for the writer (futex): $(total b_futex) calls, $(total b_futex_ms) ms"
+	rest=$(calc '%.3f' 'a - b - c' "a=$(total b_ms)" "b=$(total b_wake_ms)" "c=$(total b_futex_ms)")
+	echo "    - writing marks itself ($(total b_inline), with $(total b_fsyncs) fsyncs), and the opens as each query starts:"
+	echo "      $rest ms, $(share "$rest")% of the time (a run's first ID waits for a new mark when the"
+	echo "      clock passed the old one in the pause before the run)"
+	echo "    runnable but waiting for a CPU, whatever held it (the writer, the WAL writer, psql, strace):"
+	echo "    $(runs1 b_cpu_wait) ms, $(share "$(total b_cpu_wait)")% of the time"
+fi
+w_per_mark=$(calc '%.3f' "w / c" "w=$(total w_ms)" "c=$(total w_marks)")
+echo "  mark writer, OFF the generating path (its own process, in parallel, on another CPU):"
+if [ -z "$writer_pid" ]; then
+	echo "    n/a: the mark writer is not running (the backend then writes every mark itself, counted above)"
+elif [ "$(total w_ms)" = n/a ]; then
+	echo "    n/a: ${insitu_note:-strace could not trace it: $(head -n 1 "$work/strace.writer.1.err" 2>/dev/null)}"
+else
+	echo "    $(runs1 w_ms) ms in syscalls (all but its sleep) for $(runs1 w_marks) marks:"
+	echo "    $w_per_mark ms a mark (strace -w, with the WAL flush), busy $(share "$(total w_ms)")% of the time;"
+	echo "    CPU time it used: $(runs1 w_cpu) ms.  With $(nproc) CPUs it can still delay"
+	echo "    generation by taking a CPU the backend wanted: see the backend's wait for a CPU above."
+fi
+echo "    untraced, the file part of one mark write (C replay, median of 200) takes" \
+	"$(calc '%.3f' 'u / 1000' "u=$replay_us") ms ($(calc '%.3f' 'u / 1000' "u=$replay_min_us")-$(calc '%.3f' 'u / 1000' "u=$replay_max_us") ms);"
+echo "    with the untraced runs' marks, the writer spends" \
+	"$(calc '%.3f' "w * u / 1000 / m * 100" "w=$raw_writes" "u=$replay_us" "m=${med[raw]}")% of a raw run and" \
+	"$(calc '%.3f' "w * u / 1000 / m * 100" "w=$ceil_writes" "u=$replay_us" "m=${med[snowflake]}")%"
+echo "    of a ceiling run writing mark files"
+echo "  => bulk generation loses $loss% to the mark (target <= 2%:" \
+	"$(calc '%s' "(x <= 2) ? \"meets\" : \"MISSES\"" "x=$loss"))."
+echo "     That is the generating backend's own time (median of the traced runs); the mark writer's"
+echo "     $w_per_mark ms a mark is spent off the generating path, in parallel."
 
 echo
 echo "pgbench: $pgbench_clients clients, INSERT INTO t DEFAULT VALUES, synchronous_commit = off,"

@@ -27,9 +27,10 @@ END
 $$;
 
 -- bench_wait_flushed(lsn) waits, up to 10 s, until the WAL up to lsn is on
--- disk, where pg_waldump can read it.  The backend that writes a mark's WAL
--- record does not flush it; a commit with an xid (txid_current()) asks the
--- WAL writer to, within a few hundred milliseconds.
+-- disk, where pg_waldump can read it.  Whoever writes a mark flushes its WAL
+-- record, but a run's end position can lie past other records that nothing
+-- has flushed yet; a commit with an xid (txid_current()) asks the WAL writer
+-- to, within a few hundred milliseconds.
 CREATE FUNCTION bench_wait_flushed(lsn pg_lsn) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
