@@ -1,0 +1,121 @@
+# Copyright (c) 2026, the snowflake authors
+#
+# The mark writer: the background worker that keeps the durable high-water
+# mark ahead of generation, so that generating backends do no I/O.
+#
+# Whatever the writer does, the mark on disk must always lie above every ID
+# issued.  While IDs are being issued it keeps the mark ahead of the clock;
+# when it is gone, backends write the mark themselves; it comes back by
+# itself; and a standby runs none, since it generates nothing.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+# the pid of the node's mark writer, or undef
+sub mark_writer_pid
+{
+	my ($node) = @_;
+	my $postmaster = $node->{_pid};
+	opendir(my $dh, '/proc') or die "could not read /proc: $!";
+	foreach my $pid (grep { /^\d+$/ } readdir $dh)
+	{
+		open my $stat_fh, '<', "/proc/$pid/stat" or next;
+		my $stat = <$stat_fh>;
+		close $stat_fh;
+		next unless defined $stat && $stat =~ /\) \S+ (\d+) /;
+		next unless $1 == $postmaster;
+		open my $cmd_fh, '<', "/proc/$pid/cmdline" or next;
+		my $cmdline = <$cmd_fh> // '';
+		close $cmd_fh;
+		return $pid if $cmdline =~ /^postgres: (?:[^:]+: )?snowflake mark writer/;
+	}
+	return undef;
+}
+
+sub mark_ms
+{
+	my ($node) = @_;
+	return read_mark_file($node->data_dir . '/snowflake.mark')->{mark_ms};
+}
+
+my $node = snowflake_node('writer', allows_streaming => 1);
+start_node($node);
+$node->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint)');
+
+my $writer = mark_writer_pid($node);
+ok(defined $writer, 'the mark writer runs on a primary');
+
+# Sparse IDs for two seconds: each lies below the mark on disk.
+my $below_mark = 0;
+for my $i (1 .. 8)
+{
+	my $id = $node->safe_psql('postgres',
+		'INSERT INTO ids SELECT snowflake_next_id() RETURNING id');
+	$below_mark++ if id_ms($id) < mark_ms($node);
+	usleep(250_000);
+}
+is($below_mark, 8, 'every ID lies below the mark on disk');
+
+# 1.5 s after the last ID, longer than a stride, the mark is still ahead of
+# the clock: the writer keeps it there while IDs are being issued, so that
+# the next ID does not have to write it.
+usleep(1_500_000);
+my $clock_ms = $node->safe_psql('postgres',
+	    'SELECT floor(1000 * extract(epoch FROM clock_timestamp()))::bigint - '
+	  . SNOWFLAKE_EPOCH_UNIX_MS);
+cmp_ok(mark_ms($node), '>', $clock_ms,
+	'after a pause the mark is still ahead of the clock');
+
+# Without the writer, backends write the mark themselves: IDs spread over
+# more than a stride still go on, and stay below the mark.
+kill 'TERM', $writer;
+my $deadline = time() + 10;
+usleep(10_000) while kill(0, $writer) && time() < $deadline;
+ok(!kill(0, $writer), 'the mark writer stopped');
+my $mark_before = mark_ms($node);
+$node->safe_psql('postgres', q{
+INSERT INTO ids SELECT snowflake_next_id();
+SELECT pg_sleep(1.2);
+INSERT INTO ids SELECT snowflake_next_id();
+});
+my $last = $node->safe_psql('postgres', 'SELECT max(id) FROM ids');
+cmp_ok(mark_ms($node), '>', $mark_before,
+	'without the writer the mark still moves on');
+cmp_ok(id_ms($last), '<', mark_ms($node),
+	'... and stays above every ID');
+
+# The postmaster restarts it a second later.
+my $new_writer;
+$deadline = time() + 10;
+until (defined($new_writer = mark_writer_pid($node)) || time() > $deadline)
+{
+	usleep(100_000);
+}
+ok(defined $new_writer && $new_writer != $writer,
+	'the mark writer comes back by itself');
+
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) = count(DISTINCT id) FROM ids}),
+	't',
+	'all IDs distinct');
+
+# A standby generates nothing, so it runs no writer.
+$node->backup('backup');
+my $standby = snowflake_standby($node, 'backup', 'writer_standby');
+start_node($standby);
+$node->wait_for_catchup($standby);
+ok(!defined mark_writer_pid($standby), 'a standby runs no mark writer');
+
+$standby->stop;
+$node->stop;
+done_testing();
