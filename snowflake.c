@@ -173,9 +173,13 @@ typedef struct xl_snowflake_mark
 
 /*
  * Everything all backends share.  last_tick and durable_mark are read and
- * advanced with atomics only; mark_lock is held only by the one backend that
- * writes a new mark, never while an ID is being chosen.  mark_invalid and
- * its reason are set once at startup and only read afterwards.
+ * advanced with atomics only; mark_lock is held only by the one process (the
+ * mark writer, or a backend) that writes a new mark, never while an ID is
+ * being chosen.  mark_writer_latch is set and cleared by the mark writer
+ * alone and read without a lock, as PostgreSQL does with the WAL writer's
+ * latch: at worst a backend sets a latch that no longer matters.
+ * mark_invalid and its reason are set once at startup and only read
+ * afterwards.
  */
 typedef struct SnowflakeSharedState
 {
