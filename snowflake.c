@@ -73,7 +73,9 @@
 #include "port/pg_crc32c.h"
 #include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
 #include "replication/syncrep.h"
+#include "replication/walsender_private.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -83,6 +85,7 @@
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -125,6 +128,14 @@ StaticAssertDecl(SNOWFLAKE_TIME_SHIFT + SNOWFLAKE_TIME_BITS == 63,
  * call waits out the rest of the stride instead of failing.
  */
 #define SNOWFLAKE_MARK_STRIDE_MS	1000
+
+/*
+ * A mark must still lie ahead of the clock once it is durable, so when
+ * writing one takes longer than half a stride (a slow disk, a synchronous
+ * standby far away), the stride grows to twice the time the last write took,
+ * up to this.
+ */
+#define SNOWFLAKE_MAX_STRIDE_MS		60000
 
 /*
  * How long after the last ID the mark writer keeps the mark ahead of the
@@ -174,8 +185,8 @@ typedef struct xl_snowflake_mark
 /*
  * Everything all backends share.  last_tick and durable_mark are read and
  * advanced with atomics only; mark_lock is held only by the one process (the
- * mark writer, or a backend) that writes a new mark, never while an ID is
- * being chosen.  mark_writer_latch is set and cleared by the mark writer
+ * mark writer, or a backend) that writes a new mark, and never while waiting
+ * for a standby or while an ID is being chosen.  mark_writer_latch is set and cleared by the mark writer
  * alone and read without a lock, as PostgreSQL does with the WAL writer's
  * latch: at worst a backend sets a latch that no longer matters.
  * mark_invalid and its reason are set once at startup and only read
@@ -187,6 +198,11 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 durable_mark;	/* no ID reaches this ms until a larger
 									 * mark is durable */
 	LWLock	   *mark_lock;		/* serialises writers of the mark */
+	int64		written_mark;	/* largest mark in the file and WAL, which
+								 * synchronous standbys may not have yet;
+								 * under mark_lock */
+	XLogRecPtr	written_lsn;	/* its WAL record; under mark_lock */
+	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
 	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 
 	/* counters for a status view */
@@ -231,6 +247,9 @@ static int64 snowflake_epoch_unix_ms;
 void		_PG_init(void);
 PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg);
 
+/* this process is the mark writer */
+static bool snowflake_am_mark_writer = false;
+
 PG_FUNCTION_INFO_V1(snowflake_next_id);
 PG_FUNCTION_INFO_V1(snowflake_last_id);
 PG_FUNCTION_INFO_V1(snowflake_parse);
@@ -243,8 +262,12 @@ static void snowflake_emit_log(ErrorData *edata);
 static void snowflake_read_mark_file(SnowflakeSharedState *state);
 static bool snowflake_write_mark_file(int64 mark_ms, int elevel);
 static void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
-static void snowflake_advance_mark(int64 needed_ms, int64 now_ms,
-								   int64 margin_ms, bool wait);
+static void snowflake_advance_mark(int64 needed_ms, int64 margin_ms,
+								   bool wait);
+static bool snowflake_standbys_have(XLogRecPtr lsn);
+static inline int64 snowflake_clock_ms(int *us_into_ms);
+static void snowflake_publish_mark(int64 mark_ms);
+static void snowflake_reject_unknown_settings(void);
 static void snowflake_mark_writer_detach(int code, Datum arg);
 static int64 snowflake_generate(void);
 static bool snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
@@ -358,6 +381,7 @@ _PG_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	snowflake_reject_unknown_settings();
 	MarkGUCPrefixReserved("snowflake");
 
 	snowflake_validate_preset("snowflake.datacenter_id", raw_datacenter_id,
@@ -388,6 +412,33 @@ _PG_init(void)
 	shmem_startup_hook = snowflake_shmem_startup;
 	prev_emit_log_hook = emit_log_hook;
 	emit_log_hook = snowflake_emit_log;
+}
+
+/*
+ * Stop the server when postgresql.conf names a snowflake setting that does
+ * not exist.  PostgreSQL would only warn and drop it, and a misspelt
+ * snowflake.worker_id would leave the server on worker 0, colliding with
+ * another server's IDs.  Runs once the real settings are defined, so any
+ * placeholder left with the prefix is unknown.
+ */
+static void
+snowflake_reject_unknown_settings(void)
+{
+	struct config_generic **variables = get_guc_variables();
+	int			count = GetNumConfigOptions();
+
+	for (int i = 0; i < count; i++)
+	{
+		if ((variables[i]->flags & GUC_CUSTOM_PLACEHOLDER) != 0 &&
+			strncmp(variables[i]->name, "snowflake.", strlen("snowflake.")) == 0)
+			ereport(FATAL,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("unrecognized configuration parameter \"%s\"",
+							variables[i]->name),
+					 errdetail("\"snowflake\" is a reserved prefix."),
+					 errhint("The snowflake settings are snowflake.datacenter_id, snowflake.worker_id, "
+							 "snowflake.epoch, snowflake.max_clock_wait and snowflake.max_lead.")));
+	}
 }
 
 /*
@@ -429,14 +480,13 @@ snowflake_validate_preset(const char *name, const char *raw, int max_value)
 }
 
 /*
- * Parse an epoch: integer milliseconds since 1970, or a timestamp literal
- * that names its time zone.  A literal without one is refused, because its
- * meaning would change with the server's TimeZone.  On failure, *detail says
- * why in a full sentence.  Never throws: this runs in a GUC check hook.
+ * Decode a timestamp literal that names its time zone into *ts.  On failure
+ * set *detail and return false.  DecodeDateTime() reports some bad zone
+ * names with ereport(ERROR), which the caller catches.
  */
 static bool
-snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
-					  const char **detail)
+snowflake_decode_timestamp(const char *value, TimestampTz *ts,
+						   const char **detail)
 {
 	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
 	char	   *field[MAXDATEFIELDS];
@@ -446,7 +496,43 @@ snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
 	struct pg_tm tm;
 	fsec_t		fsec;
 	int			tz;
-	TimestampTz ts;
+
+	*detail = "The epoch must be a timestamp with a time zone, such as '"
+		SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.";
+	if (strlen(value) >= MAXDATELEN ||
+		ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
+					  MAXDATEFIELDS, &nf) != 0)
+		return false;
+
+	/*
+	 * Decoding without a place for a zone fails just when the literal names
+	 * one.  Decoding changes the fields in place, so parse again before
+	 * decoding for real.
+	 */
+	if (DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, NULL) == 0)
+	{
+		*detail = "The epoch must name its time zone, as in '"
+			SNOWFLAKE_DEFAULT_EPOCH "'.";
+		return false;
+	}
+	return ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
+						 MAXDATEFIELDS, &nf) == 0 &&
+		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0 &&
+		dtype == DTK_DATE &&
+		tm2timestamp(&tm, fsec, &tz, ts) == 0;
+}
+
+/*
+ * Parse an epoch: integer milliseconds since 1970, or a timestamp literal
+ * that names its time zone.  A literal without one is refused, because its
+ * meaning would change with the server's TimeZone.  On failure, *detail says
+ * why in a full sentence.  Never throws: this runs in a GUC check hook, and
+ * an error there would stop the postmaster on a reload.
+ */
+static bool
+snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
+					  const char **detail)
+{
 	int64		now_unix_ms;
 	char	   *end;
 	long long	integer_ms;
@@ -465,36 +551,23 @@ snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
 	}
 	else
 	{
-		if (strlen(value) >= MAXDATELEN ||
-			ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
-						  MAXDATEFIELDS, &nf) != 0)
-		{
-			*detail = "The epoch must be a timestamp with a time zone, such as '"
-				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.";
-			return false;
-		}
+		MemoryContext context = CurrentMemoryContext;
+		volatile bool decoded = false;
+		TimestampTz ts = 0;
 
-		/*
-		 * Decoding without a place for a zone fails just when the literal
-		 * names one.  Decoding changes the fields in place, so parse again
-		 * before decoding for real.
-		 */
-		if (DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, NULL) == 0)
+		PG_TRY();
 		{
-			*detail = "The epoch must name its time zone, as in '"
-				SNOWFLAKE_DEFAULT_EPOCH "'.";
-			return false;
+			decoded = snowflake_decode_timestamp(value, &ts, detail);
 		}
-		if (ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
-						  MAXDATEFIELDS, &nf) != 0 ||
-			DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
-			dtype != DTK_DATE ||
-			tm2timestamp(&tm, fsec, &tz, &ts) != 0)
+		PG_CATCH();
 		{
-			*detail = "The epoch must be a timestamp with a time zone, such as '"
-				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.";
-			return false;
+			MemoryContextSwitchTo(context);
+			FlushErrorState();
+			*detail = "The epoch's time zone is not recognized.";
 		}
+		PG_END_TRY();
+		if (!decoded)
+			return false;
 		if (ts % 1000 != 0)
 		{
 			*detail = "The epoch must be a whole number of milliseconds.";
@@ -608,6 +681,7 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->clock_behind_errors, 0);
 		pg_atomic_init_u64(&state->leads_taken, 0);
 		pg_atomic_init_u64(&state->mark_writes, 0);
+		pg_atomic_init_u64(&state->write_duration_us, 0);
 		pg_atomic_init_u32(&state->clock_behind_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);
 		state->mark_lock = &(GetNamedLWLockTranche("snowflake"))->lock;
@@ -712,7 +786,7 @@ snowflake_read_mark_file(SnowflakeSharedState *state)
 	if (contents.epoch_unix_ms != snowflake_epoch_unix_ms)
 		ereport(LOG,
 				(errmsg("snowflake.epoch has changed since the high-water mark was written"),
-				 errdetail("IDs resume above the mark, %lld ms after the current epoch.",
+				 errdetail("IDs resume at the mark, %lld ms after the current epoch.",
 						   (long long) contents.mark_ms)));
 }
 
@@ -772,8 +846,9 @@ snowflake_write_mark_file(int64 mark_ms, int elevel)
 }
 
 /*
- * Make sure generation resumes at or past mark_ms: raise the durable mark
- * and the last tick to it, never lowering either.
+ * Make sure generation resumes at or past mark_ms, which is in the file:
+ * raise the durable mark, the written mark and the last tick to it, never
+ * lowering any.  Runs at startup and in redo, never beside generation.
  */
 static void
 snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
@@ -785,6 +860,7 @@ snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
 	if (mark_ms <= 0)
 		return;
 
+	state->written_mark = Max(state->written_mark, mark_ms);
 	old_mark = pg_atomic_read_u64(&state->durable_mark);
 	while (old_mark < (uint64) mark_ms &&
 		   !pg_atomic_compare_exchange_u64(&state->durable_mark, &old_mark,
@@ -800,23 +876,35 @@ snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
 }
 
 /*
- * Move the durable mark so that it lies more than margin_ms above needed_ms:
- * WAL-log a new mark a stride ahead, write it to the file, then publish it.
- * With wait, block until this or another process has done so; without,
- * return at once if another one is already writing (a backend's early
- * refresh: the old mark still holds).  If the mark cannot be made durable the
- * old one stays in force: the waiting form errors out, the other only warns,
- * since its caller's ID lies below the old mark and is safe to return.
+ * Move the durable mark so that it lies more than margin_ms above needed_ms.
+ *
+ * Under mark_lock, write a new mark a stride ahead of the clock to the file
+ * (so a crash never forgets it), then WAL-log it and flush the record (so a
+ * standby learns it before any commit that could hold an ID under it).
+ * Then, without the lock, wait until the synchronous standbys, if any, have
+ * the record, so that even IDs that no transaction commits are known to
+ * them, and publish the mark.  A mark that another process wrote and is
+ * still waiting for is waited for, not written again.
+ *
+ * With wait, this blocks until the mark is published, or errors out (the
+ * file cannot be written, or the wait for standbys is cancelled) and the old
+ * mark stays in force.  Without wait (a backend's early refresh while the
+ * mark writer is away), it returns at once if another process holds the
+ * lock, only warns if the file cannot be written, and publishes only if no
+ * standby has to confirm: its caller's ID lies below the old mark anyway.
  */
 static void
-snowflake_advance_mark(int64 needed_ms, int64 now_ms, int64 margin_ms,
-					   bool wait)
+snowflake_advance_mark(int64 needed_ms, int64 margin_ms, bool wait)
 {
 	SnowflakeSharedState *state = snowflake_state;
-	int64		new_mark;
+	int64		target;
+	XLogRecPtr	lsn;
+	instr_time	started;
+	instr_time	duration;
 	xl_snowflake_mark xlrec;
-	XLogRecPtr	recptr;
 
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms)
+		return;
 	if (wait)
 		LWLockAcquire(state->mark_lock, LW_EXCLUSIVE);
 	else if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
@@ -829,32 +917,103 @@ snowflake_advance_mark(int64 needed_ms, int64 now_ms, int64 margin_ms,
 		return;
 	}
 
-	new_mark = Min(Max(needed_ms, now_ms) + SNOWFLAKE_MARK_STRIDE_MS,
-				   SNOWFLAKE_MAX_MS + 1);
-
-	/*
-	 * WAL-log the mark and see it flushed, and confirmed by synchronous
-	 * standbys if there are any, as a commit would be: IDs returned by a
-	 * transaction that writes nothing commit without waiting for any WAL, so
-	 * only this makes a standby know of them.
-	 */
-	xlrec.mark_ms = new_mark;
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-	recptr = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
-	XLogFlush(recptr);
-	SyncRepWaitForLSN(recptr, false);
-
-	if (!snowflake_write_mark_file(new_mark, wait ? ERROR : WARNING))
+	INSTR_TIME_SET_CURRENT(started);
+	if (state->written_mark > needed_ms + margin_ms)
 	{
-		LWLockRelease(state->mark_lock);
-		return;
+		target = state->written_mark;
+		lsn = state->written_lsn;
+	}
+	else
+	{
+		int64		stride_ms;
+		int			us_into_ms;
+
+		stride_ms = Min(Max(SNOWFLAKE_MARK_STRIDE_MS,
+							2 * (int64) pg_atomic_read_u64(&state->write_duration_us) / 1000),
+						SNOWFLAKE_MAX_STRIDE_MS);
+		target = Max(needed_ms, snowflake_clock_ms(&us_into_ms)) + stride_ms;
+		target = Min(Max(target, state->written_mark), SNOWFLAKE_MAX_MS + 1);
+
+		if (!snowflake_write_mark_file(target, wait ? ERROR : WARNING))
+		{
+			LWLockRelease(state->mark_lock);
+			return;
+		}
+		xlrec.mark_ms = target;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+		lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+		XLogFlush(lsn);
+		state->written_mark = target;
+		state->written_lsn = lsn;
+	}
+	LWLockRelease(state->mark_lock);
+
+	if (!snowflake_standbys_have(lsn))
+	{
+		if (!wait)
+			return;
+		do
+		{
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 10L, WAIT_EVENT_SYNC_REP);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			if (snowflake_am_mark_writer && ConfigReloadPending)
+			{
+				ConfigReloadPending = false;
+				ProcessConfigFile(PGC_SIGHUP);
+			}
+		} while (!snowflake_standbys_have(lsn));
 	}
 
-	pg_write_barrier();
-	pg_atomic_write_u64(&state->durable_mark, (uint64) new_mark);
-	pg_atomic_fetch_add_u64(&state->mark_writes, 1);
-	LWLockRelease(state->mark_lock);
+	snowflake_publish_mark(target);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, started);
+	pg_atomic_write_u64(&state->write_duration_us,
+						INSTR_TIME_GET_MICROSEC(duration));
+}
+
+/*
+ * Have the synchronous standbys, if any are configured, flushed WAL up to
+ * lsn?  Asked of the WAL senders' shared state directly, rather than through
+ * SyncRepWaitForLSN(), whose wait depends on the caller's
+ * synchronous_commit and ends without confirmation on a cancel.
+ */
+static bool
+snowflake_standbys_have(XLogRecPtr lsn)
+{
+	bool		have;
+
+	LWLockAcquire(SyncRepLock, LW_SHARED);
+#ifdef SYNC_STANDBY_DEFINED
+	have = (WalSndCtl->sync_standbys_status & SYNC_STANDBY_DEFINED) == 0 ||
+		WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= lsn;
+#else
+	have = !WalSndCtl->sync_standbys_defined ||
+		WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= lsn;
+#endif
+	LWLockRelease(SyncRepLock);
+	return have;
+}
+
+/* Raise the published mark to mark_ms, never lowering it. */
+static void
+snowflake_publish_mark(int64 mark_ms)
+{
+	uint64		old_mark;
+
+	old_mark = pg_atomic_read_u64(&snowflake_state->durable_mark);
+	while (old_mark < (uint64) mark_ms)
+	{
+		if (pg_atomic_compare_exchange_u64(&snowflake_state->durable_mark,
+										   &old_mark, (uint64) mark_ms))
+		{
+			pg_atomic_fetch_add_u64(&snowflake_state->mark_writes, 1);
+			break;
+		}
+	}
 }
 
 /*
@@ -924,9 +1083,9 @@ snowflake_report_clock_behind(int64 behind_ms)
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg(SNOWFLAKE_CLOCK_BEHIND_MESSAGE),
-			 errdetail("The clock is %lld ms behind the newest ID (or, after a restart, the high-water mark), %d ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
+			 errdetail("The clock is %lld ms behind the newest ID (or, after a restart, the high-water mark), %lld ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
 					   (long long) behind_ms,
-					   (int) (behind_ms - snowflake_max_lead),
+					   (long long) (behind_ms - snowflake_max_lead),
 					   snowflake_max_clock_wait),
 			 errhint("Check the system clock, or raise snowflake.max_clock_wait or snowflake.max_lead.")));
 }
@@ -1039,7 +1198,7 @@ snowflake_generate(void)
 			 * it here, and wake the mark writer, so that from now on it keeps
 			 * the mark ahead of the clock.
 			 */
-			snowflake_advance_mark(next_ms, now_ms, 0, true);
+			snowflake_advance_mark(next_ms, 0, true);
 			if (writer_latch != NULL)
 				SetLatch(writer_latch);
 			last = pg_atomic_read_u64(&state->last_tick);
@@ -1054,12 +1213,17 @@ snowflake_generate(void)
 		pg_atomic_fetch_add_u64(&state->leads_taken, 1);
 	if (pg_atomic_read_u32(&state->clock_behind_logged) != 0 &&
 		pg_atomic_exchange_u32(&state->clock_behind_logged, 0) != 0)
+	{
+		uint64		refused = pg_atomic_read_u64(&state->clock_behind_errors) -
+			pg_atomic_read_u64(&state->episode_first_error);
+
 		ereport(LOG,
 				(errmsg("the clock has caught up with the snowflake generator"),
-				 errdetail("%llu calls were refused while it was behind.",
-						   (unsigned long long)
-						   (pg_atomic_read_u64(&state->clock_behind_errors) -
-							pg_atomic_read_u64(&state->episode_first_error)))));
+				 errdetail_plural("%llu call was refused while it was behind.",
+								  "%llu calls were refused while it was behind.",
+								  refused,
+								  (unsigned long long) refused)));
+	}
 
 	/*
 	 * Refresh the mark early, so that nobody has to wait for it: wake the
@@ -1073,8 +1237,7 @@ snowflake_generate(void)
 		if (writer_latch != NULL)
 			SetLatch(writer_latch);
 		else
-			snowflake_advance_mark(next_ms, now_ms,
-								   SNOWFLAKE_MARK_STRIDE_MS / 2, false);
+			snowflake_advance_mark(next_ms, SNOWFLAKE_MARK_STRIDE_MS / 2, false);
 	}
 
 	return (int64) next;
@@ -1094,33 +1257,44 @@ void
 snowflake_mark_writer_main(Datum main_arg)
 {
 	SnowflakeSharedState *state = snowflake_state;
+	uint64		start_tick;
 
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
 	if (state->mark_invalid)
 		proc_exit(0);
 
+	snowflake_am_mark_writer = true;
 	on_shmem_exit(snowflake_mark_writer_detach, (Datum) 0);
 	state->mark_writer_latch = MyLatch;
+	start_tick = pg_atomic_read_u64(&state->last_tick);
 
 	for (;;)
 	{
+		uint64		last_tick;
 		int64		last_ms;
 		int64		now_ms;
-		int64		needed_ms;
 		int			us_into_ms;
-		bool		active;
+		bool		active = false;
 
-		last_ms = (int64) (pg_atomic_read_u64(&state->last_tick) >>
-						   SNOWFLAKE_SEQUENCE_BITS);
-		now_ms = snowflake_clock_ms(&us_into_ms);
-		active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
-		needed_ms = active ? Max(last_ms, now_ms) : last_ms;
-		if ((uint64) (needed_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) >=
-			pg_atomic_read_u64(&state->durable_mark))
-			snowflake_advance_mark(needed_ms, now_ms,
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		/* nothing to do until IDs are issued */
+		last_tick = pg_atomic_read_u64(&state->last_tick);
+		if (last_tick != start_tick)
+		{
+			last_ms = (int64) (last_tick >> SNOWFLAKE_SEQUENCE_BITS);
+			now_ms = snowflake_clock_ms(&us_into_ms);
+			active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
+			snowflake_advance_mark(active ? Max(last_ms, now_ms) : last_ms,
 								   SNOWFLAKE_MARK_STRIDE_MS / 2, true);
+		}
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |

@@ -45,6 +45,10 @@ refuses_to_start(
 	qr/FATAL:  invalid value for parameter "snowflake.worker_id": "three"/,
 	'worker_id not a number');
 refuses_to_start(
+	'snowflake.wokrer_id = 5',
+	qr/FATAL:  unrecognized configuration parameter "snowflake.wokrer_id"\n.*DETAIL:  "snowflake" is a reserved prefix\.\n.*HINT:  The snowflake settings are snowflake.datacenter_id, snowflake.worker_id,/,
+	'a misspelt setting');
+refuses_to_start(
 	"snowflake.epoch = 'yesterday-ish'",
 	qr/FATAL:  invalid value for parameter "snowflake.epoch": "yesterday-ish"\n.*DETAIL:  The epoch must be a timestamp with a time zone/,
 	'epoch that does not parse');
@@ -67,6 +71,29 @@ snowflake.epoch = 1420070400000
 close $fh;
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+
+# A bad epoch in a reload is refused with a message; the server stays up
+# (PostgreSQL checks server-start settings on every reload too).
+$node->append_conf('postgresql.conf',
+	"snowflake.epoch = '2015-01-01 00:00:00 Europe/Nowhere'");
+my $log_offset = -s $node->logfile;
+$node->reload;
+$node->poll_query_until('postgres', 'SELECT true');
+like(
+	slurp_file($node->logfile, $log_offset),
+	qr/invalid value for parameter "snowflake.epoch": "2015-01-01 00:00:00 Europe\/Nowhere"\n.*DETAIL:  The epoch's time zone is not recognized\./,
+	'an unknown time zone in a reloaded epoch is reported');
+is($node->safe_psql('postgres', 'SELECT 1'), '1',
+	'and the server keeps running');
+open my $conf_fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
+print $conf_fh $base_conf . qq{
+snowflake.datacenter_id = 31
+snowflake.worker_id = 30
+snowflake.epoch = 1420070400000
+};
+close $conf_fh;
+$node->reload;
+
 is( $node->safe_psql(
 		'postgres', q{
 SET TimeZone = 'UTC';

@@ -51,6 +51,30 @@ for my $i (1 .. 30)
 	$max_returned = $id if $id > $max_returned;
 	usleep(100_000);
 }
+# While the synchronous standby does not confirm, no mark is published, so
+# generation stops within a stride, as commits do; and like a commit's wait,
+# this one can be cancelled.
+$primary->safe_psql('postgres',
+	"ALTER SYSTEM SET synchronous_standby_names = 'nosuch'; SELECT pg_reload_conf();"
+);
+usleep(1_500_000);
+my ($ret, $stdout, $stderr) = $primary->psql('postgres',
+	"SET statement_timeout = '2s';\n\\set VERBOSITY verbose\nSELECT snowflake_next_id()");
+isnt($ret, 0, 'without the synchronous standby\'s confirmation, no ID');
+like($stderr, qr/ERROR:  57014: canceling statement due to statement timeout/,
+	'and the wait for it can be cancelled');
+is($stdout, '', 'the cancelled call returned no ID');
+$primary->safe_psql('postgres',
+	"ALTER SYSTEM SET synchronous_standby_names = '*'; SELECT pg_reload_conf();"
+);
+$primary->poll_query_until('postgres',
+	"SELECT sync_state = 'sync' FROM pg_stat_replication")
+  or die "the standby did not become synchronous again";
+my $after = $primary->safe_psql('postgres', 'SELECT snowflake_next_id()');
+cmp_ok($after, '>', $max_returned,
+	'once the standby confirms again, generation goes on');
+$max_returned = $after;
+
 my $standby_mark = read_mark_file($standby->data_dir . '/snowflake.mark');
 cmp_ok($standby_mark->{mark_ms}, '>', id_ms($max_returned),
 	'the standby\'s own mark lies above every ID the primary returned');
