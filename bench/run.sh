@@ -227,22 +227,20 @@ done
 # The cost of the durable high-water mark.
 #
 # The generator keeps a durable mark 1000 ms of ID time ahead of the IDs and
-# moves it once generation comes within 500 ms of it.  Moving it is one
-# small WAL record, inserted and flushed (XLogInsert, XLogFlush, then
-# SyncRepWaitForLSN, which returns at once here: there is no standby), and
-# a 32-byte file written and durably renamed (PostgreSQL's durable_rename:
-# fsyncs of the file, the old mark, the new name and the folder).  That work
+# moves it once generation comes within 500 ms of it.  Moving it is a
+# 32-byte file written and durably renamed (PostgreSQL's durable_rename:
+# fsyncs of the file, the new name and the folder), then one small WAL
+# record, inserted and flushed (there is no synchronous standby here to
+# wait for).  That work
 # is done by the mark writer, a background worker.  The backend that sees
 # generation come near the mark only sets the writer's latch (SetLatch,
 # which signals the writer with kill() if it is asleep) and goes on
 # generating below the old mark.  A backend writes a mark itself, or waits
 # on mark_lock for the writer, only when it reaches the mark: when the
-# writer is not running or is slower than generation, and at the first ID
-# after a pause in which the clock passed the mark (about a second idle).
-# Every snowflake run here comes after such a pause (the other generators'
-# runs, or the sleep after a raw run, which sleeps out its lead and a
-# second more), so each one starts with a mark written by its backend
-# itself; the rest come from the writer.
+# writer is not running or is slower than generation, or at the first ID
+# after a minute without IDs (for a minute after the last ID the writer
+# keeps the mark ahead of the clock).  The runs here come within seconds of
+# each other, so the writer writes every mark.
 #
 # Where to look.  At the 4096 IDs/ms ceiling the generator waits for the
 # next millisecond for part of every millisecond, and a mark write mostly
@@ -592,8 +590,7 @@ else
 	echo "    - waiting on mark_lock for the writer (futex): $(total b_futex) calls, $(total b_futex_ms) ms"
 	rest=$(calc '%.3f' 'a - b - c' "a=$(total b_ms)" "b=$(total b_wake_ms)" "c=$(total b_futex_ms)")
 	echo "    - writing marks itself ($(total b_inline), with $(total b_fsyncs) fsyncs), and the opens as each query starts:"
-	echo "      $rest ms, $(share "$rest")% of the time (a run's first ID waits for a new mark when the"
-	echo "      clock passed the old one in the pause before the run)"
+	echo "      $rest ms, $(share "$rest")% of the time"
 	echo "    runnable but waiting for a CPU, whatever held it (the writer, the WAL writer, psql, strace):"
 	echo "    $(runs1 b_cpu_wait) ms, $(share "$(total b_cpu_wait)")% of the time"
 fi

@@ -16,14 +16,28 @@ $node->init;
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowflake'");
 my $base_conf = slurp_file($node->data_dir . '/postgresql.conf');
 
+# Replace postgresql.conf with the base configuration and then $extra.
+sub write_conf
+{
+	my ($extra) = @_;
+	open my $fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
+	print $fh $base_conf . $extra;
+	close $fh;
+	return;
+}
+
+my $valid_conf = q{
+snowflake.datacenter_id = 31
+snowflake.worker_id = 30
+snowflake.epoch = 1420070400000
+};
+
 # Start with one extra line of configuration; expect failure and a log line.
 sub refuses_to_start
 {
 	my ($setting, $log_like, $name) = @_;
 
-	open my $fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
-	print $fh $base_conf . "$setting\n";
-	close $fh;
+	write_conf("$setting\n");
 
 	my $log_offset = -s $node->logfile;
 	ok(!$node->start(fail_ok => 1), "server refuses to start: $name");
@@ -62,13 +76,7 @@ refuses_to_start(
 	'epoch without a time zone');
 
 # Valid settings, in both forms of the epoch, are taken as given.
-open my $fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
-print $fh $base_conf . qq{
-snowflake.datacenter_id = 31
-snowflake.worker_id = 30
-snowflake.epoch = 1420070400000
-};
-close $fh;
+write_conf($valid_conf);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
@@ -85,13 +93,7 @@ like(
 	'an unknown time zone in a reloaded epoch is reported');
 is($node->safe_psql('postgres', 'SELECT 1'), '1',
 	'and the server keeps running');
-open my $conf_fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
-print $conf_fh $base_conf . qq{
-snowflake.datacenter_id = 31
-snowflake.worker_id = 30
-snowflake.epoch = 1420070400000
-};
-close $conf_fh;
+write_conf($valid_conf);
 $node->reload;
 
 is( $node->safe_psql(
@@ -106,9 +108,8 @@ $node->stop;
 
 # Without the preload: CREATE EXTENSION and decoding work, generating is
 # refused with SQLSTATE 55000 and a hint that names the setting.
-open $fh, '>', $node->data_dir . '/postgresql.conf' or die $!;
-print $fh $base_conf =~ s/^shared_preload_libraries.*$//mr;
-close $fh;
+$base_conf =~ s/^shared_preload_libraries.*$//m;
+write_conf('');
 $node->start;
 $node->safe_psql('postgres', 'DROP EXTENSION snowflake');
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
