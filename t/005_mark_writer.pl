@@ -117,5 +117,39 @@ $node->wait_for_catchup($standby);
 ok(!defined mark_writer_pid($standby), 'a standby runs no mark writer');
 
 $standby->stop;
+
+# A mark that cannot be written is an error, and no ID past the old mark is
+# handed out.  After a restart the first ID needs a new mark; a directory in
+# the way of the temporary file makes writing it fail.
+my $max_before = $node->safe_psql('postgres', 'SELECT max(id) FROM ids');
+$node->stop;
+my $temp_file = $node->data_dir . '/snowflake.mark.tmp';
+mkdir $temp_file or die "could not create $temp_file: $!";
+start_node($node);
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT snowflake_next_id()");
+isnt($ret, 0, 'no ID when the mark cannot be written');
+like($stderr,
+	qr/ERROR:  \w+: could not create file "snowflake.mark.tmp": Is a directory/,
+	'the error names the file and the reason');
+rmdir $temp_file or die "could not remove $temp_file: $!";
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_next_id()'),
+	'>', $max_before, 'once the mark can be written, IDs go on');
+
+# An epoch moved 10 s later makes the clock read fewer milliseconds than
+# the IDs already issued.  The mark counts the IDs' own milliseconds, so IDs
+# resume at it, above every ID issued before (max_lead lets them go on at
+# once), and the log says the epoch changed.
+$max_before = $node->safe_psql('postgres', 'SELECT snowflake_next_id()');
+$node->append_conf('postgresql.conf',
+	"snowflake.epoch = '2010-11-04 01:43:04.657+00'\nsnowflake.max_lead = 60000");
+my $log_offset = -s $node->logfile;
+restart_node($node);
+like(slurp_file($node->logfile, $log_offset),
+	qr/LOG:  snowflake.epoch has changed since the high-water mark was written/,
+	'a changed epoch is logged at start');
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_next_id()'),
+	'>', $max_before, 'under a later epoch IDs resume above the old ones');
+
 $node->stop;
 done_testing();
