@@ -1,11 +1,11 @@
 # snowflake: Twitter-Snowflake IDs generated inside PostgreSQL
 
 EXTENSION = snowflake
-EXTVERSION = 1.0
+EXTVERSION = 1.1
 
 MODULE_big = snowflake
-OBJS = snowflake.o
-DATA = snowflake--$(EXTVERSION).sql
+OBJS = snowflake.o registry.o
+DATA = snowflake--1.0.sql snowflake--$(EXTVERSION).sql snowflake--1.0--1.1.sql
 PGFILEDESC = "snowflake - Twitter-Snowflake IDs generated inside PostgreSQL"
 
 # Tests run against throwaway servers that pg_regress starts itself.
@@ -19,6 +19,10 @@ TAP_TESTS = 1
 NOPRELOAD_REGRESS = nopreload
 
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter
+
+# the registry worker is a libpq client, as contrib/dblink is
+PG_CPPFLAGS = -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL = $(libpq)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -89,22 +89,21 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "snowflake.h"
+
 PG_MODULE_MAGIC;
 
 /*---- ID layout: the one place that knows the widths ----*/
 
 #define SNOWFLAKE_SEQUENCE_BITS		12
-#define SNOWFLAKE_WORKER_BITS		5
-#define SNOWFLAKE_DATACENTER_BITS	5
 #define SNOWFLAKE_TIME_BITS			41
+/* SNOWFLAKE_WORKER_BITS and SNOWFLAKE_DATACENTER_BITS are in snowflake.h */
 
 #define SNOWFLAKE_WORKER_SHIFT		SNOWFLAKE_SEQUENCE_BITS
 #define SNOWFLAKE_DATACENTER_SHIFT	(SNOWFLAKE_WORKER_SHIFT + SNOWFLAKE_WORKER_BITS)
 #define SNOWFLAKE_TIME_SHIFT		(SNOWFLAKE_DATACENTER_SHIFT + SNOWFLAKE_DATACENTER_BITS)
 
 #define SNOWFLAKE_MAX_SEQUENCE		((INT64CONST(1) << SNOWFLAKE_SEQUENCE_BITS) - 1)
-#define SNOWFLAKE_MAX_WORKER_ID		((1 << SNOWFLAKE_WORKER_BITS) - 1)
-#define SNOWFLAKE_MAX_DATACENTER_ID ((1 << SNOWFLAKE_DATACENTER_BITS) - 1)
 #define SNOWFLAKE_MAX_MS			((INT64CONST(1) << SNOWFLAKE_TIME_BITS) - 1)
 
 StaticAssertDecl(SNOWFLAKE_TIME_SHIFT + SNOWFLAKE_TIME_BITS == 63,
@@ -233,7 +232,7 @@ static bool snowflake_session_has_last_id = false;
 
 /*---- GUC variables ----*/
 
-static int	snowflake_datacenter_id = 0;
+int			snowflake_datacenter_id = 0;
 static int	snowflake_worker_id = 0;
 static char *snowflake_epoch_string = NULL;
 static int	snowflake_max_clock_wait = 1000;
@@ -381,6 +380,8 @@ _PG_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	snowflake_registry_init(raw_worker_id != NULL);
+
 	snowflake_reject_unknown_settings();
 	MarkGUCPrefixReserved("snowflake");
 
@@ -437,7 +438,8 @@ snowflake_reject_unknown_settings(void)
 							variables[i]->name),
 					 errdetail("\"snowflake\" is a reserved prefix."),
 					 errhint("The snowflake settings are snowflake.datacenter_id, snowflake.worker_id, "
-							 "snowflake.epoch, snowflake.max_clock_wait and snowflake.max_lead.")));
+							 "snowflake.epoch, snowflake.max_clock_wait, snowflake.max_lead and "
+							 "the snowflake.registry settings listed in the README.")));
 	}
 }
 
@@ -1056,6 +1058,16 @@ snowflake_check_can_generate(void)
 				 errhint("Without a valid mark this server could repeat IDs it issued before. "
 						 "Once the clock is past every ID this server issued (decode the largest with snowflake_parse), "
 						 "remove the file and restart the server.")));
+
+	snowflake_registry_gate(snowflake_max_clock_wait);
+}
+
+/* The worker id in IDs: claimed from the registry, or set by hand. */
+static int
+snowflake_node_worker_id(void)
+{
+	return snowflake_registry_enabled() ? snowflake_registry_worker_id() :
+		snowflake_worker_id;
 }
 
 /*
@@ -1327,7 +1339,7 @@ snowflake_next_id(PG_FUNCTION_ARGS)
 
 	id = (int64) (((tick >> SNOWFLAKE_SEQUENCE_BITS) << SNOWFLAKE_TIME_SHIFT) |
 				  ((uint64) snowflake_datacenter_id << SNOWFLAKE_DATACENTER_SHIFT) |
-				  ((uint64) snowflake_worker_id << SNOWFLAKE_WORKER_SHIFT) |
+				  ((uint64) snowflake_node_worker_id() << SNOWFLAKE_WORKER_SHIFT) |
 				  (tick & SNOWFLAKE_MAX_SEQUENCE));
 
 	snowflake_session_last_id = id;

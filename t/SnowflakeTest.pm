@@ -54,6 +54,10 @@ use Time::HiRes qw(time usleep);
 our @EXPORT = qw(
   snowflake_node
   snowflake_standby
+  snowflake_registry
+  registry_conninfo
+  next_pair
+  wait_for_pair
   set_clock
   start_node
   restart_node
@@ -98,7 +102,10 @@ my %clock_rate;
 A new, initialised node that preloads snowflake, with a clock file set to
 offset 0.  Parameters: C<allows_streaming>, C<no_cache> (libfaketime rereads
 the clock file at every clock read instead of once a second), C<offset> and
-C<rate> (the initial clock, see set_clock), C<extra_conf>.
+C<rate> (the initial clock, see set_clock), C<extra_conf>, and C<registry>,
+a registry node (see snowflake_registry): then the node claims its worker id
+there instead of setting it, checks in every 200 ms and takes a claim over
+after 2 s without check-in.
 
 =cut
 
@@ -108,11 +115,18 @@ sub snowflake_node
 
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init(allows_streaming => $params{allows_streaming} ? 1 : 0);
+	my $worker_conf =
+	  $params{registry}
+	  ? "snowflake.registry = '"
+	  . registry_conninfo($params{registry}) . "'\n"
+	  . "snowflake.registry_check_in_interval = 200\n"
+	  . "snowflake.registry_takeover_delay = 2000\n"
+	  : "snowflake.worker_id = 11\n";
 	$node->append_conf(
 		'postgresql.conf', qq{
 shared_preload_libraries = 'snowflake'
 snowflake.datacenter_id = 5
-snowflake.worker_id = 11
+$worker_conf
 log_min_messages = log
 } . ($params{extra_conf} // ''));
 	_setup_clock($node, %params);
@@ -136,6 +150,85 @@ sub snowflake_standby
 	$node->init_from_backup($primary, $backup_name, has_streaming => 1);
 	_setup_clock($node, %params);
 	return $node;
+}
+
+=pod
+
+=item snowflake_registry(name)
+
+A started server that serves as the worker id registry: no preload,
+CREATE EXTENSION snowflake in database postgres.
+
+=item registry_conninfo(registry)
+
+The libpq connection string of a registry node.
+
+=cut
+
+sub snowflake_registry
+{
+	my ($name) = @_;
+
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	return $node;
+}
+
+sub registry_conninfo
+{
+	my ($registry) = @_;
+	return
+	    'host='
+	  . $registry->host
+	  . ' port='
+	  . $registry->port
+	  . ' dbname=postgres connect_timeout=2';
+}
+
+=pod
+
+=item next_pair(node)
+
+"datacenter_id|worker_id" of a new ID from the node, or undef when
+snowflake_next_id() fails; in list context also psql's stderr.  Creates the
+extension first if needed.
+
+=item wait_for_pair(node[, timeout_seconds])
+
+next_pair, retried until it succeeds (default: the TAP timeout).  Returns the
+pair and the seconds it took, or undef when it never succeeded.
+
+=cut
+
+sub next_pair
+{
+	my ($node) = @_;
+	my ($stdout, $stderr);
+	$node->psql(
+		'postgres', q{
+\set VERBOSITY verbose
+CREATE EXTENSION IF NOT EXISTS snowflake;
+SELECT datacenter_id || '|' || worker_id FROM snowflake_parse(snowflake_next_id());},
+		stdout => \$stdout,
+		stderr => \$stderr);
+	my $pair = $stdout =~ /^(\d+\|\d+)$/m ? $1 : undef;
+	return wantarray ? ($pair, $stderr) : $pair;
+}
+
+sub wait_for_pair
+{
+	my ($node, $timeout) = @_;
+	$timeout //= $PostgreSQL::Test::Utils::timeout_default;
+	my $start = time();
+	while (1)
+	{
+		my $pair = next_pair($node);
+		return ($pair, time() - $start) if defined $pair;
+		return (undef, time() - $start) if time() - $start > $timeout;
+		usleep(50_000);
+	}
 }
 
 sub _setup_clock
