@@ -110,6 +110,7 @@ typedef struct SnowflakeRegistryState
 	uint64		confirmed_us;	/* monotonic time of the last successful
 								 * claim or check-in (when it was sent) */
 	char		token[37];		/* this incarnation's token, a UUID */
+	int			holder_worker_id;	/* the claim refused, or -1 */
 	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];
 	char		holder_since[64];
 	char		holder_checked_in[64];
@@ -392,7 +393,7 @@ registry_error(SnowflakeRegistryState *copy)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not generate a snowflake ID: the registry refused this server's claim"),
 					 errdetail("Worker id %d of datacenter %d is held by %s since %s; it last checked in at %s.",
-							   copy->worker_id, snowflake_datacenter_id,
+							   copy->holder_worker_id, snowflake_datacenter_id,
 							   copy->holder, copy->holder_since,
 							   copy->holder_checked_in),
 					 errhint("This server may be a copy of a running server. The claim passes to this server only once its holder marks it idle or stops checking in for \"snowflake.registry_takeover_delay\".")));
@@ -801,6 +802,7 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 		state->worker_id = worker_id;
 	if (confirmed_us != 0)
 		state->confirmed_us = confirmed_us;
+	state->holder_worker_id = answer ? answer->worker_id : -1;
 	strlcpy(state->holder, answer ? answer->holder : "", sizeof(state->holder));
 	strlcpy(state->holder_since, answer ? answer->holder_since : "",
 			sizeof(state->holder_since));

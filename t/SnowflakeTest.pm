@@ -65,6 +65,7 @@ our @EXPORT = qw(
   check_clock_offset
   check_clock_rate
   crash_node
+  child_pid
   psql_timed
   id_ms
   id_unix_ms
@@ -138,7 +139,9 @@ log_min_messages = log
 =item snowflake_standby(primary, backup_name, name, %params)
 
 A streaming standby of primary made from backup_name, with its own clock file
-(parameters as for snowflake_node).
+(parameters as for snowflake_node).  With C<clone>, a copy of the primary
+that starts as a primary itself, as a pg_basebackup or a VM snapshot started
+beside its original would.
 
 =cut
 
@@ -147,7 +150,8 @@ sub snowflake_standby
 	my ($primary, $backup_name, $name, %params) = @_;
 
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init_from_backup($primary, $backup_name, has_streaming => 1);
+	$node->init_from_backup($primary, $backup_name,
+		has_streaming => $params{clone} ? 0 : 1);
 	_setup_clock($node, %params);
 	return $node;
 }
@@ -440,6 +444,37 @@ sub crash_node
 	unlink($node->host . '/.s.PGSQL.' . $node->port . '.lock')
 	  if $PostgreSQL::Test::Utils::use_unix_sockets;
 	return;
+}
+
+=pod
+
+=item child_pid(node, title)
+
+The PID of the node's child process whose title (as ps shows it) contains
+title, such as "snowflake registry worker"; dies if there is none.  Workers
+without a database connection do not appear in pg_stat_activity.
+
+=cut
+
+sub child_pid
+{
+	my ($node, $title) = @_;
+	my $pm = $node->{_pid};
+	die "node " . $node->name . " is not running" unless defined $pm;
+
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (time() < $deadline)
+	{
+		foreach my $pid (_child_pids($pm))
+		{
+			open my $fh, '<', "/proc/$pid/cmdline" or next;
+			my $cmdline = <$fh> // '';
+			close $fh;
+			return $pid if index($cmdline, $title) >= 0;
+		}
+		usleep(50_000);
+	}
+	die "node " . $node->name . " has no process \"$title\"";
 }
 
 sub _child_pids

@@ -1,0 +1,179 @@
+
+# Copyright (c) 2026, the snowflake authors
+
+# Clones and split brain fenced by the registry's lease: a pg_basebackup
+# clone started as a primary, and a standby promoted while its primary runs,
+# are refused while the original checks in; a primary cut off from the
+# registry loses its claim to its promoted standby after the takeover delay
+# and, once it reaches the registry again, stops generating and says why;
+# snowflake.registry_require_check_in stops generating without check-ins;
+# after its primary is killed, a promoted standby generates within the
+# takeover delay.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowflakeTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+# snowflake_node's registry settings: check-in every 200 ms, takeover 2 s
+my $takeover = 2;
+
+my $registry = snowflake_registry('registry');
+
+# the port of the server holding the claim on a pair "dc|worker"
+sub holder_port
+{
+	my ($pair) = @_;
+	my ($dc, $worker) = split /\|/, $pair;
+	return $registry->safe_psql('postgres',
+		"SELECT port FROM snowflake_claims "
+		  . "WHERE datacenter_id = $dc AND worker_id = $worker");
+}
+
+# Calls next_pair on each node for the given seconds; returns the pairs
+# each one generated with, and each one's last error.
+sub generate_for
+{
+	my ($seconds, @nodes) = @_;
+	my (%pairs, %errors);
+	my $end = time() + $seconds;
+	while (time() < $end)
+	{
+		foreach my $node (@nodes)
+		{
+			my ($pair, $err) = next_pair($node);
+			if (defined $pair)
+			{
+				$pairs{ $node->name }{$pair} = 1;
+			}
+			else
+			{
+				$errors{ $node->name } = $err;
+			}
+		}
+	}
+	return (\%pairs, \%errors);
+}
+
+my $primary =
+  snowflake_node('primary', registry => $registry, allows_streaming => 1);
+start_node($primary);
+my ($pair) = wait_for_pair($primary);
+ok(defined $pair, "the primary claims $pair");
+$primary->backup('base');
+
+# A pg_basebackup clone started as a primary beside its original.
+my $clone = snowflake_standby($primary, 'base', 'clone', clone => 1);
+ok(-f $clone->data_dir . '/snowflake.claim', 'the clone has the cached claim');
+start_node($clone);
+my ($pairs, $errors) = generate_for(3 * $takeover, $primary, $clone);
+ok(!exists $pairs->{clone},
+	'a clone started as a primary never generates while the original checks in');
+is_deeply([ keys %{ $pairs->{primary} } ],
+	[$pair], 'the original goes on generating with its pair, undisturbed');
+like(
+	$errors->{clone},
+	qr/55000: could not generate a snowflake ID: the registry refused this server's claim\n.*DETAIL:  Worker id \d+ of datacenter 5 is held by the server at [^:]*:${\ $primary->port } \(data directory ${\ $primary->data_dir }, system identifier -?\d+\) since .* UTC; it last checked in at .* UTC\./s,
+	'the clone says who holds the claim and since when');
+ok($clone->log_contains('the snowflake registry refused this server\'s claim'),
+	'the clone\'s log says so');
+is(holder_port($pair), $primary->port, 'the registry still names the original');
+$clone->stop;
+
+# A standby promoted while its primary runs.
+my $standby = snowflake_standby($primary, 'base', 'standby');
+start_node($standby);
+$primary->wait_for_catchup($standby);
+$standby->promote;
+($pairs, $errors) = generate_for(3 * $takeover, $primary, $standby);
+ok(!exists $pairs->{standby},
+	'a standby promoted while its primary checks in never generates');
+is_deeply([ keys %{ $pairs->{primary} } ],
+	[$pair], 'the primary goes on generating');
+like($errors->{standby}, qr/the registry refused this server's claim/,
+	'the promoted standby says why');
+
+# The primary cut off from the registry (its registry worker stopped) goes
+# on generating; its promoted standby takes the claim over after the
+# takeover delay.
+my $worker = child_pid($primary, 'snowflake registry worker');
+kill 'STOP', $worker;
+my $stopped_at = time();
+my ($standby_pair, $took) = wait_for_pair($standby);
+is($standby_pair, $pair, 'the promoted standby takes the claim over');
+my $since_stop = time() - $stopped_at;
+cmp_ok($since_stop, '>=', $takeover - 0.5,
+	'but only once the primary had not checked in for the takeover delay');
+is(holder_port($pair), $standby->port, 'the registry names the new holder');
+ok(defined next_pair($primary),
+	'the cut-off primary still generates (the cost of availability)');
+
+# Back in touch, the old primary learns that its claim moved.
+kill 'CONT', $worker;
+my ($old_pair, $err);
+for (1 .. 200)
+{
+	($old_pair, $err) = next_pair($primary);
+	last unless defined $old_pair;
+	usleep(50_000);
+}
+like(
+	$err,
+	qr/could not generate a snowflake ID: this server's claim on worker id \d+ of datacenter 5 has moved to another server\n.*DETAIL:  It is held by the server at [^:]*:${\ $standby->port } /s,
+	'the old primary stops generating once it learns its claim moved, and says to whom');
+ok($primary->log_contains('claim on snowflake worker id \d+ of datacenter 5 has moved'),
+	'its log says so');
+$primary->stop;
+
+# Safety over availability: no check-in for the takeover delay stops IDs.
+$standby->append_conf('postgresql.conf',
+	'snowflake.registry_require_check_in = on');
+$standby->reload;
+$worker = child_pid($standby, 'snowflake registry worker');
+kill 'STOP', $worker;
+($old_pair, $err) = (undef, undef);
+my $deadline = time() + 30;
+while (time() < $deadline)
+{
+	($old_pair, $err) = next_pair($standby);
+	last unless defined $old_pair;
+	usleep(50_000);
+}
+like(
+	$err,
+	qr/no check-in with the registry succeeded for "snowflake.registry_takeover_delay"/,
+	'with registry_require_check_in, generation stops without check-ins');
+kill 'CONT', $worker;
+($old_pair) = wait_for_pair($standby);
+is($old_pair, $pair, 'and resumes once check-ins succeed again');
+$standby->append_conf('postgresql.conf',
+	'snowflake.registry_require_check_in = off');
+$standby->reload;
+
+# Failover: the holder killed, its promoted standby generates within the
+# takeover delay, above every ID the old primary issued.
+$standby->backup('base2');
+my $standby2 = snowflake_standby($standby, 'base2', 'standby2');
+start_node($standby2);
+$standby->safe_psql('postgres',
+	'CREATE TABLE ids AS SELECT snowflake_next_id() AS id FROM generate_series(1, 1000)');
+my $last_id = $standby->safe_psql('postgres', 'SELECT max(id) FROM ids');
+$standby->wait_for_catchup($standby2);
+crash_node($standby);
+my $killed_at = time();
+$standby2->promote;
+my ($new_pair) = wait_for_pair($standby2);
+my $failover = time() - $killed_at;
+is($new_pair, $pair, 'after its primary is killed, the promoted standby takes the claim');
+cmp_ok($failover, '<', $takeover + 30,
+	"and generates within the takeover delay ($failover s after the kill)");
+cmp_ok($standby2->safe_psql('postgres', 'SELECT snowflake_next_id()'),
+	'>', $last_id, 'above every ID its old primary issued');
+
+done_testing();
