@@ -101,7 +101,7 @@ my %clock_rate;
 =item snowflake_node(name, %params)
 
 A new, initialised node that preloads snowflake, with a clock file set to
-offset 0.  Parameters: C<allows_streaming>, C<no_cache> (libfaketime rereads
+offset 0.  Parameters: C<allows_streaming> (1, or 'logical'), C<no_cache> (libfaketime rereads
 the clock file at every clock read instead of once a second), C<offset> and
 C<rate> (the initial clock, see set_clock), C<extra_conf>, and C<registry>,
 a registry node (see snowflake_registry): then the node claims its worker id
@@ -115,7 +115,7 @@ sub snowflake_node
 	my ($name, %params) = @_;
 
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => $params{allows_streaming} ? 1 : 0);
+	$node->init(allows_streaming => $params{allows_streaming} // 0);
 	my $worker_conf =
 	  $params{registry}
 	  ? "snowflake.registry = '"
