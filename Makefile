@@ -16,7 +16,7 @@ ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=./test/preload.co
 TAP_TESTS = 1
 
 # Tests that need a server without the preload.
-NOPRELOAD_REGRESS = nopreload
+NOPRELOAD_REGRESS = nopreload registry
 
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter
 
