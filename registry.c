@@ -579,7 +579,7 @@ registry_wait_socket(PGconn *conn, int io_flag, uint64 deadline_us,
 		uint64		now_us = registry_monotonic_us();
 		int			rc;
 
-		if (now_us >= deadline_us)
+		if (now_us >= deadline_us || PQsocket(conn) < 0)
 			return false;
 		rc = WaitLatchOrSocket(MyLatch,
 							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | io_flag,
@@ -595,6 +595,22 @@ registry_wait_socket(PGconn *conn, int io_flag, uint64 deadline_us,
 		if (rc & io_flag)
 			return true;
 	}
+}
+
+/*
+ * Set *reason to prefix followed by libpq's last message for conn, without
+ * its trailing newline.
+ */
+static void
+registry_set_reason(char *reason, const char *prefix, PGconn *conn)
+{
+	size_t		len;
+
+	snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN, "%s%s", prefix,
+			 PQerrorMessage(conn));
+	len = strlen(reason);
+	while (len > 0 && reason[len - 1] == '\n')
+		reason[--len] = '\0';
 }
 
 /*
@@ -634,9 +650,7 @@ registry_connect(bool interruptible, long timeout_ms, char *reason)
 	}
 	if (PQstatus(conn) != CONNECTION_OK)
 	{
-		snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-				 "Could not connect to the registry: %s",
-				 pchomp(PQerrorMessage(conn)));
+		registry_set_reason(reason, "Could not connect to the registry: ", conn);
 		PQfinish(conn);
 		return NULL;
 	}
@@ -659,9 +673,8 @@ registry_exec(PGconn *conn, const char *query, int nparams,
 
 	if (!PQsendQueryParams(conn, query, nparams, NULL, params, NULL, NULL, 0))
 	{
-		snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-				 "Could not send a query to the registry: %s",
-				 pchomp(PQerrorMessage(conn)));
+		registry_set_reason(reason, "Could not send a query to the registry: ",
+							conn);
 		return NULL;
 	}
 	for (;;)
@@ -686,14 +699,17 @@ registry_exec(PGconn *conn, const char *query, int nparams,
 		PQclear(result);
 		result = next;
 	}
-	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK ||
-		PQntuples(result) != 1)
+	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK)
 	{
-		snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-				 "The registry could not run the query: %s",
-				 result && PQresultStatus(result) == PGRES_TUPLES_OK ?
-				 "it returned no row." :
-				 pchomp(PQerrorMessage(conn)));
+		registry_set_reason(reason, "The registry could not run the query: ",
+							conn);
+		PQclear(result);
+		return NULL;
+	}
+	if (PQntuples(result) != 1)
+	{
+		strlcpy(reason, "The registry returned no row.",
+				SNOWFLAKE_REGISTRY_TEXT_LEN);
 		PQclear(result);
 		return NULL;
 	}
@@ -763,7 +779,7 @@ registry_open(bool interruptible, long timeout_ms, char *reason)
 						   0, NULL, interruptible, timeout_ms, reason);
 	if (result == NULL)
 	{
-		if (strstr(reason, "no row") != NULL)
+		if (strcmp(reason, "The registry returned no row.") == 0)
 			strlcpy(reason, "The registry database has no snowflake extension: run CREATE EXTENSION snowflake there.",
 					SNOWFLAKE_REGISTRY_TEXT_LEN);
 		PQfinish(conn);
@@ -1107,10 +1123,11 @@ snowflake_registry_main(Datum main_arg)
 			}
 		}
 
-		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-						 (status != CLAIM_LOST ? WL_TIMEOUT : 0),
-						 registry_check_in_interval, PG_WAIT_EXTENSION);
+		if (!ShutdownRequestPending)
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+							 (status != CLAIM_LOST ? WL_TIMEOUT : 0),
+							 registry_check_in_interval, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 }

@@ -82,6 +82,18 @@ SELECT a.status, a.system_identifier
 FROM snowflake_registry_check_in(3, 1, pg_temp.tok(2)) a;
 SELECT snowflake_registry_reassign(3, 31, 104);
 
+-- the servers' role needs only the claims table (and the schema, which
+-- PUBLIC may use here)
+CREATE ROLE regress_snowflake_worker;
+GRANT SELECT, INSERT, UPDATE, DELETE ON snowflake_claims
+	TO regress_snowflake_worker;
+SET ROLE regress_snowflake_worker;
+SELECT * FROM pg_temp.claim(5, 300, pg_temp.tok(10));
+SELECT a.status FROM snowflake_registry_check_in(5, 0, pg_temp.tok(10)) a;
+SELECT snowflake_registry_idle(5, 0, pg_temp.tok(10));
+SELECT snowflake_registry_release(5, 0);
+RESET ROLE;
+
 -- out of range
 SELECT * FROM pg_temp.claim(32, 101, pg_temp.tok(9));
 
@@ -114,6 +126,8 @@ SELECT * FROM snowflake_shared_pairs('merged', 'no_such_column');
 DROP VIEW merged_by_table;
 DROP TABLE merged, from_a, from_b;
 DROP EXTENSION snowflake;
+
+DROP ROLE regress_snowflake_worker;
 
 -- an upgrade from 1.0 gives the same objects as a new install
 CREATE EXTENSION snowflake VERSION '1.0';
