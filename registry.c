@@ -11,7 +11,7 @@
  * shutdown.  Only this worker talks to the network.  Backends read the claim
  * from shared memory in snowflake_registry_gate(), which snowflake.c calls
  * before generating, and wait there (at most snowflake.max_clock_wait) only
- * while the first claim is outstanding.
+ * while this server has no usable claim yet.
  *
  * The registry decides every claim in one statement, under a lock per
  * datacenter, so two servers starting at once never get the same id.  A
@@ -30,7 +30,8 @@
  *
  * Shared state: one struct under a spinlock, written by the registry worker
  * alone and read by backends; nothing is reported while the lock is held.
- * The worker id never changes once this server has generated with it.
+ * The gate's usual case reads two atomic copies of the status instead.  The
+ * worker id never changes once this server has generated with it.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -45,6 +46,7 @@
 #include "access/xlog.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
+#include "port/atomics.h"
 #include "port/pg_crc32c.h"
 #include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
@@ -97,13 +99,18 @@ typedef enum SnowflakeClaimStatus
 #define SNOWFLAKE_REGISTRY_TEXT_LEN 256
 
 /*
- * Everything under mutex.  worker_id is set once, when status first becomes
- * CLAIM_HELD or CLAIM_CACHED, and never changes afterwards.  The holder
- * fields describe who holds the claim this server was refused or lost;
- * reason is the registry's or libpq's own words when it cannot be used.
+ * Everything but the first two fields under mutex.  worker_id is set once,
+ * when status first becomes CLAIM_HELD or CLAIM_CACHED, and never changes
+ * afterwards.  The holder fields describe who holds the claim this server
+ * was refused or lost; reason is the registry's or libpq's own words when
+ * it cannot be used.  fast_status and fast_confirmed_us repeat status and
+ * confirmed_us for the gate, which reads them on every ID without the lock;
+ * they are written after the fields under mutex.
  */
 typedef struct SnowflakeRegistryState
 {
+	pg_atomic_uint32 fast_status;
+	pg_atomic_uint64 fast_confirmed_us;
 	slock_t		mutex;
 	SnowflakeClaimStatus status;
 	int			worker_id;		/* -1 until claimed */
@@ -283,6 +290,8 @@ registry_shmem_startup(void)
 		uint8		bytes[16];
 
 		memset(registry_state, 0, sizeof(*registry_state));
+		pg_atomic_init_u32(&registry_state->fast_status, CLAIM_PENDING);
+		pg_atomic_init_u64(&registry_state->fast_confirmed_us, 0);
 		SpinLockInit(&registry_state->mutex);
 		registry_state->status = CLAIM_PENDING;
 		registry_state->worker_id = -1;
@@ -314,10 +323,28 @@ registry_monotonic_us(void)
 /*---- the gate backends pass before generating ----*/
 
 /*
+ * May this server generate with a claim in this state?  With
+ * snowflake.registry_require_check_in, only while the last successful
+ * check-in is younger than the takeover delay.
+ */
+static bool
+registry_claim_usable(uint32 status, uint64 confirmed_us)
+{
+	if (status != CLAIM_HELD && status != CLAIM_CACHED)
+		return false;
+	if (!registry_require_check_in)
+		return true;
+	return status == CLAIM_HELD &&
+		registry_monotonic_us() - confirmed_us <=
+		(uint64) registry_takeover_delay * 1000;
+}
+
+/*
  * Return once this server may generate with its claim (see snowflake.h).
- * While the claim is not usable, wait for the registry worker, polling the
- * shared state, for at most max_wait_ms; then raise the error that says why.
- * A claim that moved or was released for shutdown fails at once.
+ * The usual case costs two atomic reads.  While the claim is not usable,
+ * wait for the registry worker, polling the shared state, for at most
+ * max_wait_ms; then raise the error that says why.  A claim that moved or
+ * was released for shutdown fails at once.
  */
 void
 snowflake_registry_gate(int max_wait_ms)
@@ -330,47 +357,50 @@ snowflake_registry_gate(int max_wait_ms)
 
 	for (;;)
 	{
-		uint64		now_us = registry_monotonic_us();
+		uint64		now_us;
+
+		if (registry_claim_usable(pg_atomic_read_u32(&registry_state->fast_status),
+								  pg_atomic_read_u64(&registry_state->fast_confirmed_us)))
+		{
+			/* the worker id was written before the status */
+			pg_read_barrier();
+			return;
+		}
 
 		SpinLockAcquire(&registry_state->mutex);
 		memcpy(&copy, registry_state, sizeof(copy));
 		SpinLockRelease(&registry_state->mutex);
+		if (registry_claim_usable(copy.status, copy.confirmed_us))
+			return;
 
-		if (copy.status == CLAIM_HELD || copy.status == CLAIM_CACHED)
+		now_us = registry_monotonic_us();
+		if (started_us == 0)
+			started_us = now_us;
+		if (copy.status != CLAIM_HELD && copy.status != CLAIM_CACHED &&
+			copy.status != CLAIM_LOST && copy.status != CLAIM_RELEASED &&
+			now_us - started_us < (uint64) max_wait_ms * 1000)
 		{
-			if (!registry_require_check_in)
-				return;
-			if (copy.status == CLAIM_HELD &&
-				now_us - copy.confirmed_us <= (uint64) registry_takeover_delay * 1000)
-				return;
-		}
-		else if (copy.status != CLAIM_LOST && copy.status != CLAIM_RELEASED)
-		{
-			if (started_us == 0)
-				started_us = now_us;
-			if (now_us - started_us < (uint64) max_wait_ms * 1000)
-			{
-				(void) WaitLatch(MyLatch,
-								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 10L, PG_WAIT_EXTENSION);
-				ResetLatch(MyLatch);
-				CHECK_FOR_INTERRUPTS();
-				continue;
-			}
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 10L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			continue;
 		}
 		registry_error(&copy);
 	}
 }
 
-/* The claimed worker id (see snowflake.h). */
+/*
+ * The claimed worker id (see snowflake.h).  It is set before the status
+ * that lets the gate pass, and never changes afterwards, so no lock is
+ * needed.
+ */
 int
 snowflake_registry_worker_id(void)
 {
-	int			worker_id;
+	int			worker_id = registry_state->worker_id;
 
-	SpinLockAcquire(&registry_state->mutex);
-	worker_id = registry_state->worker_id;
-	SpinLockRelease(&registry_state->mutex);
 	Assert(worker_id >= 0 && worker_id <= SNOWFLAKE_MAX_WORKER_ID);
 	return worker_id;
 }
@@ -503,12 +533,11 @@ registry_read_cache(int *worker_id)
 	return true;
 }
 
-/* Cache a claim durably: a temporary file, then durable_rename(). */
+/* Cache a claim durably; a failure is only logged (see registry_read_cache). */
 static void
 registry_write_cache(int worker_id)
 {
 	SnowflakeClaimFile contents;
-	int			fd;
 
 	memset(&contents, 0, sizeof(contents));
 	contents.magic = SNOWFLAKE_CLAIM_MAGIC;
@@ -520,37 +549,9 @@ registry_write_cache(int worker_id)
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeClaimFile, crc));
 	FIN_CRC32C(contents.crc);
 
-	fd = OpenTransientFile(SNOWFLAKE_CLAIM_TEMP_FILE,
-						   O_CREAT | O_WRONLY | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-	{
-		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m",
-						SNOWFLAKE_CLAIM_TEMP_FILE)));
-		return;
-	}
-	errno = 0;
-	if (write(fd, &contents, sizeof(contents)) != sizeof(contents))
-	{
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m",
-						SNOWFLAKE_CLAIM_TEMP_FILE)));
-		CloseTransientFile(fd);
-		return;
-	}
-	if (CloseTransientFile(fd) != 0)
-	{
-		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m",
-						SNOWFLAKE_CLAIM_TEMP_FILE)));
-		return;
-	}
-	(void) durable_rename(SNOWFLAKE_CLAIM_TEMP_FILE, SNOWFLAKE_CLAIM_FILE, LOG);
+	(void) snowflake_write_file_durably(SNOWFLAKE_CLAIM_FILE,
+										SNOWFLAKE_CLAIM_TEMP_FILE,
+										&contents, sizeof(contents), LOG);
 }
 
 /*---- talking to the registry ----*/
@@ -744,9 +745,29 @@ static char registry_schema[2 * NAMEDATALEN + 3];
 /* the registry's last failure was logged; reset by a success */
 static bool registry_failure_logged = false;
 
-static void
-registry_read_answer(PGresult *result, RegistryAnswer *answer)
+/*
+ * Call one of the registry's functions that return a
+ * snowflake_registry_answer (call is the call, with $n for the parameters)
+ * and read the answer.  *sent_us is when the call was sent.  On failure
+ * return false with *reason set.
+ */
+static bool
+registry_ask(PGconn *conn, const char *call, int nparams,
+			 const char *const *params, RegistryAnswer *answer,
+			 uint64 *sent_us, char *reason)
 {
+	char		query[1024];
+	PGresult   *result;
+
+	snprintf(query, sizeof(query),
+			 "SELECT " REGISTRY_ANSWER_COLUMNS " FROM %s.%s a",
+			 registry_schema, call);
+	*sent_us = registry_monotonic_us();
+	result = registry_exec(conn, query, nparams, params, true,
+						   registry_timeout_ms(), reason);
+	if (result == NULL)
+		return false;
+
 	strlcpy(answer->status, PQgetvalue(result, 0, 0), sizeof(answer->status));
 	answer->worker_id = PQgetisnull(result, 0, 1) ? -1 :
 		atoi(PQgetvalue(result, 0, 1));
@@ -756,6 +777,7 @@ registry_read_answer(PGresult *result, RegistryAnswer *answer)
 	strlcpy(answer->holder_checked_in, PQgetvalue(result, 0, 4),
 			sizeof(answer->holder_checked_in));
 	PQclear(result);
+	return true;
 }
 
 /*
@@ -827,6 +849,9 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 	strlcpy(state->reason, reason ? reason : "", sizeof(state->reason));
 	worker_id = state->worker_id;
 	SpinLockRelease(&state->mutex);
+	if (confirmed_us != 0)
+		pg_atomic_write_u64(&state->fast_confirmed_us, confirmed_us);
+	pg_atomic_write_u32(&state->fast_status, status);
 
 	if (status == old_status)
 		return;
@@ -914,8 +939,6 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	char		lease[12];
 	char		preferred[12];
 	const char *params[10];
-	char		query[1024];
-	PGresult   *result;
 	RegistryAnswer answer;
 	uint64		sent_us;
 
@@ -940,18 +963,11 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	params[7] = takeover;
 	params[8] = lease;
 	params[9] = cached_worker_id >= 0 ? preferred : NULL;
-	snprintf(query, sizeof(query),
-			 "SELECT " REGISTRY_ANSWER_COLUMNS " FROM %s.snowflake_registry_claim("
-			 "$1, $2, $3, $4, $5, $6, $7, $8 * interval '1 ms', "
-			 "$9 * interval '1 s', $10) a",
-			 registry_schema);
-
-	sent_us = registry_monotonic_us();
-	result = registry_exec(conn, query, 10, params, true, registry_timeout_ms(),
-						   reason);
-	if (result == NULL)
+	if (!registry_ask(conn,
+					  "snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7, "
+					  "$8 * interval '1 ms', $9 * interval '1 s', $10)",
+					  10, params, &answer, &sent_us, reason))
 		return false;
-	registry_read_answer(result, &answer);
 
 	if (strcmp(answer.status, "claimed") == 0 &&
 		(status != CLAIM_CACHED || answer.worker_id == cached_worker_id))
@@ -971,34 +987,41 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	return true;
 }
 
-/* Confirm the claim held; learn that it moved, if it did. */
-static bool
-registry_check_in(PGconn *conn, char *reason)
+/*
+ * The parameters that name this server's claim in a call: $1 datacenter,
+ * $2 worker id, $3 this start's token.
+ */
+typedef struct RegistryClaimKey
 {
 	char		datacenter[12];
 	char		worker[12];
 	const char *params[3];
-	char		query[1024];
-	PGresult   *result;
+} RegistryClaimKey;
+
+static void
+registry_claim_key(RegistryClaimKey *key)
+{
+	snprintf(key->datacenter, sizeof(key->datacenter), "%d",
+			 snowflake_datacenter_id);
+	snprintf(key->worker, sizeof(key->worker), "%d",
+			 snowflake_registry_worker_id());
+	key->params[0] = key->datacenter;
+	key->params[1] = key->worker;
+	key->params[2] = registry_state->token;
+}
+
+/* Confirm the claim held; learn that it moved, if it did. */
+static bool
+registry_check_in(PGconn *conn, char *reason)
+{
+	RegistryClaimKey key;
 	RegistryAnswer answer;
 	uint64		sent_us;
 
-	snprintf(datacenter, sizeof(datacenter), "%d", snowflake_datacenter_id);
-	snprintf(worker, sizeof(worker), "%d", snowflake_registry_worker_id());
-	params[0] = datacenter;
-	params[1] = worker;
-	params[2] = registry_state->token;
-	snprintf(query, sizeof(query),
-			 "SELECT " REGISTRY_ANSWER_COLUMNS
-			 " FROM %s.snowflake_registry_check_in($1, $2, $3) a",
-			 registry_schema);
-
-	sent_us = registry_monotonic_us();
-	result = registry_exec(conn, query, 3, params, true, registry_timeout_ms(),
-						   reason);
-	if (result == NULL)
+	registry_claim_key(&key);
+	if (!registry_ask(conn, "snowflake_registry_check_in($1, $2, $3)",
+					  3, key.params, &answer, &sent_us, reason))
 		return false;
-	registry_read_answer(result, &answer);
 
 	if (strcmp(answer.status, "held") == 0)
 		registry_publish(CLAIM_HELD, -1, NULL, NULL, sent_us);
@@ -1020,9 +1043,7 @@ registry_release(PGconn *conn)
 {
 	SnowflakeClaimStatus status;
 	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
-	char		datacenter[12];
-	char		worker[12];
-	const char *params[3];
+	RegistryClaimKey key;
 	char		query[1024];
 	PGresult   *result;
 
@@ -1031,6 +1052,8 @@ registry_release(PGconn *conn)
 	if (status == CLAIM_HELD || status == CLAIM_CACHED)
 		registry_state->status = CLAIM_RELEASED;
 	SpinLockRelease(&registry_state->mutex);
+	if (status == CLAIM_HELD || status == CLAIM_CACHED)
+		pg_atomic_write_u32(&registry_state->fast_status, CLAIM_RELEASED);
 	if (status != CLAIM_HELD)
 		return;
 
@@ -1038,14 +1061,10 @@ registry_release(PGconn *conn)
 		conn = registry_open(false, 1000, reason);
 	if (conn == NULL)
 		return;
-	snprintf(datacenter, sizeof(datacenter), "%d", snowflake_datacenter_id);
-	snprintf(worker, sizeof(worker), "%d", snowflake_registry_worker_id());
-	params[0] = datacenter;
-	params[1] = worker;
-	params[2] = registry_state->token;
+	registry_claim_key(&key);
 	snprintf(query, sizeof(query),
 			 "SELECT %s.snowflake_registry_idle($1, $2, $3)", registry_schema);
-	result = registry_exec(conn, query, 3, params, false, 1000, reason);
+	result = registry_exec(conn, query, 3, key.params, false, 1000, reason);
 	if (result == NULL)
 		ereport(LOG,
 				(errmsg("could not mark the snowflake claim idle in the registry"),

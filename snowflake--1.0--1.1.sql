@@ -81,6 +81,7 @@ SET search_path FROM CURRENT
 AS $$
 DECLARE
 	c snowflake_claims;
+	answer text := 'claimed';
 	free_id integer;
 	now_ts timestamptz;
 BEGIN
@@ -105,23 +106,23 @@ BEGIN
 		   AND NOT c.idle
 		   AND c.checked_in_at > now_ts - GREATEST(c.takeover_delay,
 			   snowflake_registry_claim.takeover_delay) THEN
-			RETURN ROW('refused', c.worker_id, c.system_identifier, c.host,
-					   c.port, c.data_directory, c.claimed_at,
-					   c.checked_in_at)::snowflake_registry_answer;
+			answer := 'refused';
+		ELSE
+			UPDATE snowflake_claims s
+			SET timeline = snowflake_registry_claim.timeline,
+				token = snowflake_registry_claim.token,
+				host = snowflake_registry_claim.host,
+				port = snowflake_registry_claim.port,
+				data_directory = snowflake_registry_claim.data_directory,
+				claimed_at = CASE WHEN s.token = snowflake_registry_claim.token
+								  THEN s.claimed_at ELSE now_ts END,
+				checked_in_at = now_ts,
+				idle = false,
+				takeover_delay = snowflake_registry_claim.takeover_delay
+			WHERE s.datacenter_id = c.datacenter_id
+			  AND s.worker_id = c.worker_id
+			RETURNING * INTO c;
 		END IF;
-		UPDATE snowflake_claims s
-		SET timeline = snowflake_registry_claim.timeline,
-			token = snowflake_registry_claim.token,
-			host = snowflake_registry_claim.host,
-			port = snowflake_registry_claim.port,
-			data_directory = snowflake_registry_claim.data_directory,
-			claimed_at = CASE WHEN s.token = snowflake_registry_claim.token
-							  THEN s.claimed_at ELSE now_ts END,
-			checked_in_at = now_ts,
-			idle = false,
-			takeover_delay = snowflake_registry_claim.takeover_delay
-		WHERE s.datacenter_id = c.datacenter_id AND s.worker_id = c.worker_id
-		RETURNING * INTO c;
 	ELSE
 		SELECT g INTO free_id
 		FROM pg_catalog.generate_series(0, 31) g
@@ -130,7 +131,7 @@ BEGIN
 							AND s.worker_id = g)
 		ORDER BY g IS NOT DISTINCT FROM preferred_worker_id DESC, g
 		LIMIT 1;
-		IF NOT FOUND THEN
+		IF free_id IS NULL THEN
 			DELETE FROM snowflake_claims s
 			WHERE (s.datacenter_id, s.worker_id) =
 				(SELECT o.datacenter_id, o.worker_id FROM snowflake_claims o
@@ -140,24 +141,25 @@ BEGIN
 				 LIMIT 1
 				 FOR UPDATE)
 			RETURNING s.worker_id INTO free_id;
-			IF NOT FOUND THEN
-				RETURN ROW('full', NULL, NULL, NULL, NULL, NULL, NULL,
-						   NULL)::snowflake_registry_answer;
-			END IF;
 		END IF;
-		INSERT INTO snowflake_claims
-		VALUES (snowflake_registry_claim.datacenter_id, free_id,
-				snowflake_registry_claim.system_identifier,
-				snowflake_registry_claim.timeline,
-				snowflake_registry_claim.token,
-				snowflake_registry_claim.host,
-				snowflake_registry_claim.port,
-				snowflake_registry_claim.data_directory,
-				now_ts, now_ts, false,
-				snowflake_registry_claim.takeover_delay)
-		RETURNING * INTO c;
+		IF free_id IS NULL THEN
+			answer := 'full';
+		ELSE
+			INSERT INTO snowflake_claims
+			VALUES (snowflake_registry_claim.datacenter_id, free_id,
+					snowflake_registry_claim.system_identifier,
+					snowflake_registry_claim.timeline,
+					snowflake_registry_claim.token,
+					snowflake_registry_claim.host,
+					snowflake_registry_claim.port,
+					snowflake_registry_claim.data_directory,
+					now_ts, now_ts, false,
+					snowflake_registry_claim.takeover_delay)
+			RETURNING * INTO c;
+		END IF;
 	END IF;
-	RETURN ROW('claimed', c.worker_id, c.system_identifier, c.host, c.port,
+	-- refused: the holder; full: no claim (all NULL)
+	RETURN ROW(answer, c.worker_id, c.system_identifier, c.host, c.port,
 			   c.data_directory, c.claimed_at,
 			   c.checked_in_at)::snowflake_registry_answer;
 END
@@ -175,6 +177,7 @@ SET search_path FROM CURRENT
 AS $$
 DECLARE
 	c snowflake_claims;
+	answer text := 'held';
 BEGIN
 	UPDATE snowflake_claims s
 	SET checked_in_at = pg_catalog.clock_timestamp()
@@ -183,21 +186,16 @@ BEGIN
 	  AND s.token = snowflake_registry_check_in.token
 	  AND NOT s.idle
 	RETURNING * INTO c;
-	IF FOUND THEN
-		RETURN ROW('held', c.worker_id, c.system_identifier, c.host, c.port,
-				   c.data_directory, c.claimed_at,
-				   c.checked_in_at)::snowflake_registry_answer;
-	END IF;
-	SELECT * INTO c FROM snowflake_claims s
-	WHERE s.datacenter_id = snowflake_registry_check_in.datacenter_id
-	  AND s.worker_id = snowflake_registry_check_in.worker_id;
 	IF NOT FOUND THEN
-		RETURN ROW('released', snowflake_registry_check_in.worker_id, NULL,
-				   NULL, NULL, NULL, NULL, NULL)::snowflake_registry_answer;
+		SELECT * INTO c FROM snowflake_claims s
+		WHERE s.datacenter_id = snowflake_registry_check_in.datacenter_id
+		  AND s.worker_id = snowflake_registry_check_in.worker_id;
+		answer := CASE WHEN FOUND THEN 'moved' ELSE 'released' END;
 	END IF;
-	RETURN ROW('moved', c.worker_id, c.system_identifier, c.host, c.port,
-			   c.data_directory, c.claimed_at,
-			   c.checked_in_at)::snowflake_registry_answer;
+	-- moved: the new holder; released: no holder (NULL)
+	RETURN ROW(answer, snowflake_registry_check_in.worker_id,
+			   c.system_identifier, c.host, c.port, c.data_directory,
+			   c.claimed_at, c.checked_in_at)::snowflake_registry_answer;
 END
 $$;
 

@@ -793,15 +793,13 @@ snowflake_read_mark_file(SnowflakeSharedState *state)
 }
 
 /*
- * Write a mark durably: a temporary file, then durable_rename(), which
- * fsyncs it before and after the rename and fsyncs the directory.  On
- * failure report at elevel and return false; the old mark stays in force.
+ * Write a mark durably (see snowflake_write_file_durably).  On failure report
+ * at elevel and return false; the old mark stays in force.
  */
 static bool
 snowflake_write_mark_file(int64 mark_ms, int elevel)
 {
 	SnowflakeMarkFile contents;
-	int			fd;
 
 	memset(&contents, 0, sizeof(contents));
 	contents.magic = SNOWFLAKE_MARK_MAGIC;
@@ -812,26 +810,40 @@ snowflake_write_mark_file(int64 mark_ms, int elevel)
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeMarkFile, crc));
 	FIN_CRC32C(contents.crc);
 
-	fd = OpenTransientFile(SNOWFLAKE_MARK_TEMP_FILE,
-						   O_CREAT | O_WRONLY | O_TRUNC | PG_BINARY);
+	return snowflake_write_file_durably(SNOWFLAKE_MARK_FILE,
+										SNOWFLAKE_MARK_TEMP_FILE,
+										&contents, sizeof(contents), elevel);
+}
+
+/*
+ * Write a small state file of the data directory (the mark, the registry's
+ * claim cache) durably: a temporary file, then durable_rename(), which
+ * fsyncs it before and after the rename and fsyncs the directory.  On
+ * failure report at elevel and return false; the old file stays.
+ */
+bool
+snowflake_write_file_durably(const char *path, const char *temp_path,
+							 const void *data, size_t size, int elevel)
+{
+	int			fd;
+
+	fd = OpenTransientFile(temp_path, O_CREAT | O_WRONLY | O_TRUNC | PG_BINARY);
 	if (fd < 0)
 	{
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m",
-						SNOWFLAKE_MARK_TEMP_FILE)));
+				 errmsg("could not create file \"%s\": %m", temp_path)));
 		return false;
 	}
 	errno = 0;
-	if (write(fd, &contents, sizeof(contents)) != sizeof(contents))
+	if (write(fd, data, size) != (ssize_t) size)
 	{
 		/* a short write with no errno is most likely a full disk */
 		if (errno == 0)
 			errno = ENOSPC;
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m",
-						SNOWFLAKE_MARK_TEMP_FILE)));
+				 errmsg("could not write file \"%s\": %m", temp_path)));
 		CloseTransientFile(fd);
 		return false;
 	}
@@ -839,12 +851,10 @@ snowflake_write_mark_file(int64 mark_ms, int elevel)
 	{
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m",
-						SNOWFLAKE_MARK_TEMP_FILE)));
+				 errmsg("could not close file \"%s\": %m", temp_path)));
 		return false;
 	}
-	return durable_rename(SNOWFLAKE_MARK_TEMP_FILE, SNOWFLAKE_MARK_FILE,
-						  elevel) == 0;
+	return durable_rename(temp_path, path, elevel) == 0;
 }
 
 /*

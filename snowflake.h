@@ -28,6 +28,12 @@
 /* the node settings, defined in snowflake.c */
 extern int	snowflake_datacenter_id;
 
+/* Write a small state file of the data directory durably (snowflake.c). */
+extern bool snowflake_write_file_durably(const char *path,
+										 const char *temp_path,
+										 const void *data, size_t size,
+										 int elevel);
+
 /*
  * Called from _PG_init while preloading: define the registry settings,
  * refuse to start when snowflake.worker_id is set in registry mode, and in

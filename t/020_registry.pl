@@ -15,7 +15,6 @@ use SnowflakeTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
 
 my $registry = snowflake_registry('registry');
 
@@ -164,16 +163,23 @@ is( $registry->safe_psql('postgres',
 		"SELECT snowflake_registry_release(5, $released_worker)"),
 	't',
 	'snowflake_registry_release frees a claim');
-for (1 .. 100)
-{
-	($pair, $err) = next_pair($a);
-	last unless defined $pair;
-	usleep(100_000);
-}
 like(
-	$err,
+	wait_for_refusal($a),
 	qr/this server's claim on worker id $released_worker of datacenter 5 was released on the registry/,
 	'the holder of a released claim stops generating and says why');
+
+# A registry database without the extension: the server says so.
+$registry->safe_psql('postgres', 'CREATE DATABASE no_extension');
+(my $no_extension_conninfo = registry_conninfo($registry)) =~
+  s/dbname=postgres/dbname=no_extension/;
+my $misdirected = snowflake_node('i', registry => $registry,
+	extra_conf => "snowflake.registry = '$no_extension_conninfo'\n");
+start_node($misdirected);
+like(
+	(next_pair($misdirected))[1],
+	qr/the registry cannot be used and this server has no cached claim\n.*DETAIL:  The registry database has no snowflake extension: run CREATE EXTENSION snowflake there\./s,
+	'a registry database without the extension is named as the reason');
+$misdirected->stop;
 
 # worker_id beside a registry is refused at start.
 my $both = snowflake_node('h', registry => $registry,

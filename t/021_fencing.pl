@@ -116,15 +116,8 @@ ok(defined next_pair($primary),
 
 # Back in touch, the old primary learns that its claim moved.
 kill 'CONT', $worker;
-my ($old_pair, $err);
-for (1 .. 200)
-{
-	($old_pair, $err) = next_pair($primary);
-	last unless defined $old_pair;
-	usleep(50_000);
-}
 like(
-	$err,
+	wait_for_refusal($primary),
 	qr/could not generate a snowflake ID: this server's claim on worker id \d+ of datacenter 5 has moved to another server\n.*DETAIL:  It is held by the server at [^:]*:${\ $standby->port } /s,
 	'the old primary stops generating once it learns its claim moved, and says to whom');
 ok($primary->log_contains('claim on snowflake worker id \d+ of datacenter 5 has moved'),
@@ -137,21 +130,13 @@ $standby->append_conf('postgresql.conf',
 $standby->reload;
 $worker = child_pid($standby, 'snowflake registry worker');
 kill 'STOP', $worker;
-($old_pair, $err) = (undef, undef);
-my $deadline = time() + 30;
-while (time() < $deadline)
-{
-	($old_pair, $err) = next_pair($standby);
-	last unless defined $old_pair;
-	usleep(50_000);
-}
 like(
-	$err,
+	wait_for_refusal($standby, 30),
 	qr/no check-in with the registry succeeded for "snowflake.registry_takeover_delay"/,
 	'with registry_require_check_in, generation stops without check-ins');
 kill 'CONT', $worker;
-($old_pair) = wait_for_pair($standby);
-is($old_pair, $pair, 'and resumes once check-ins succeed again');
+my ($resumed_pair) = wait_for_pair($standby);
+is($resumed_pair, $pair, 'and resumes once check-ins succeed again');
 $standby->append_conf('postgresql.conf',
 	'snowflake.registry_require_check_in = off');
 $standby->reload;

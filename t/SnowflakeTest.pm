@@ -58,6 +58,7 @@ our @EXPORT = qw(
   registry_conninfo
   next_pair
   wait_for_pair
+  wait_for_refusal
   set_clock
   start_node
   restart_node
@@ -233,6 +234,29 @@ sub wait_for_pair
 		return (undef, time() - $start) if time() - $start > $timeout;
 		usleep(50_000);
 	}
+}
+
+=pod
+
+=item wait_for_refusal(node[, timeout_seconds])
+
+next_pair, retried while it succeeds (default: the TAP timeout).  Returns
+psql's stderr of the first call that failed, or undef when none did.
+
+=cut
+
+sub wait_for_refusal
+{
+	my ($node, $timeout) = @_;
+	$timeout //= $PostgreSQL::Test::Utils::timeout_default;
+	my $start = time();
+	while (time() - $start <= $timeout)
+	{
+		my ($pair, $err) = next_pair($node);
+		return $err unless defined $pair;
+		usleep(50_000);
+	}
+	return undef;
 }
 
 sub _setup_clock
