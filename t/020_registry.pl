@@ -15,6 +15,8 @@ use SnowflakeTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IO::Socket::INET;
+use Time::HiRes qw(time);
 
 my $registry = snowflake_registry('registry');
 
@@ -180,6 +182,31 @@ like(
 	qr/the registry cannot be used and this server has no cached claim\n.*DETAIL:  The registry database has no snowflake extension: run CREATE EXTENSION snowflake there\./s,
 	'a registry database without the extension is named as the reason');
 $misdirected->stop;
+
+# A registry that accepts connections but never answers: the worker gives
+# up after its timeout (a check-in interval, here a minute), and shutdown
+# does not wait for it.
+my $silent = IO::Socket::INET->new(
+	LocalAddr => '127.0.0.1',
+	LocalPort => 0,
+	Listen    => 1,
+	Proto     => 'tcp') or die "could not listen: $!";
+my $hanging = snowflake_node(
+	'j',
+	registry   => $registry,
+	extra_conf => "snowflake.registry = 'host=127.0.0.1 port="
+	  . $silent->sockport
+	  . " dbname=postgres connect_timeout=600'\n"
+	  . "snowflake.registry_check_in_interval = '60s'\n");
+start_node($hanging);
+like((next_pair($hanging))[1],
+	qr/no worker id has been claimed yet/,
+	'while the registry does not answer, the first claim is outstanding');
+my $stop_started = time();
+$hanging->stop('fast');
+cmp_ok(time() - $stop_started,
+	'<', 30, 'a fast shutdown does not wait for the silent registry');
+close $silent;
 
 # worker_id beside a registry is refused at start.
 my $both = snowflake_node('h', registry => $registry,
