@@ -1130,15 +1130,19 @@ snowflake_registry_main(Datum main_arg)
 			else
 				done = registry_claim(conn, status, cached_worker_id, reason);
 
-			if (done)
-				registry_failure_logged = false;
-			else
+			if (!done)
 			{
 				if (conn != NULL)
 					PQfinish(conn);
 				conn = NULL;
 				if (!ShutdownRequestPending)
 					registry_failed(status, cached_worker_id, reason);
+			}
+			else if (registry_failure_logged)
+			{
+				ereport(LOG,
+						(errmsg("reached the snowflake registry again")));
+				registry_failure_logged = false;
 			}
 		}
 
