@@ -174,9 +174,10 @@ StaticAssertDecl(SNOWFLAKE_TIME_SHIFT + SNOWFLAKE_TIME_BITS == 63,
  * The mark file.  mark_ms counts milliseconds since the epoch in force when
  * it was written, so it bounds the time field of the IDs themselves; the
  * epoch is kept to explain a mark that looks far off after the epoch was
- * changed.  written_at_ms is the clock when the mark was written, on the
- * same scale, so that after a restart a mark still ahead of a clock that has
- * not gone back is known to be the stride, not a clock fault.  Version 1
+ * changed.  written_at_ms is the clock when the mark was written a stride
+ * ahead, on the same scale, so that after a restart a mark still ahead of a
+ * clock that has not gone back is known to be the stride, not a clock fault;
+ * the exact mark of a clean shutdown has no stride, and records itself.  Version 1
  * files, written by snowflake 1.0, have no written_at_ms (and so end at it);
  * they are still read.
  */
@@ -386,7 +387,8 @@ static void snowflake_shmem_request(void);
 static void snowflake_shmem_startup(void);
 static void snowflake_shmem_shutdown(int code, Datum arg);
 static void snowflake_read_mark_file(SnowflakeSharedState *state);
-static bool snowflake_write_mark_file(int64 mark_ms, int elevel);
+static bool snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms,
+									  int elevel);
 static void snowflake_invalidate_mark(const char *reason);
 static inline int64 snowflake_clock_ms(int *us_into_ms);
 static int64 snowflake_monotonic_ms(void);
@@ -1177,14 +1179,15 @@ static void
 snowflake_shmem_shutdown(int code, Datum arg)
 {
 	uint64		last_tick;
+	int64		mark_ms;
 
 	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid)
 		return;
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
 	if (last_tick == 0 || !snowflake_shut_down_cleanly())
 		return;
-	snowflake_write_mark_file((int64) (last_tick >> SNOWFLAKE_SEQUENCE_BITS) + 1,
-							  LOG);
+	mark_ms = (int64) (last_tick >> SNOWFLAKE_SEQUENCE_BITS) + 1;
+	snowflake_write_mark_file(mark_ms, mark_ms, LOG);
 }
 
 /*---- the mark file ----*/
@@ -1313,18 +1316,17 @@ snowflake_read_mark_file(SnowflakeSharedState *state)
 
 /* Write the temporary mark file, fsynced, and rename it into place. */
 static bool
-snowflake_write_mark_file_steps(int64 mark_ms, int elevel)
+snowflake_write_mark_file_steps(int64 mark_ms, int64 written_at_ms, int elevel)
 {
 	SnowflakeMarkFile contents;
 	int			fd;
-	int			us_into_ms;
 
 	memset(&contents, 0, sizeof(contents));
 	contents.magic = SNOWFLAKE_MARK_MAGIC;
 	contents.version = SNOWFLAKE_MARK_VERSION;
 	contents.epoch_unix_ms = snowflake_epoch_unix_ms;
 	contents.mark_ms = mark_ms;
-	contents.written_at_ms = snowflake_clock_ms(&us_into_ms);
+	contents.written_at_ms = written_at_ms;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeMarkFile, crc));
 	FIN_CRC32C(contents.crc);
@@ -1371,13 +1373,14 @@ snowflake_write_mark_file_steps(int64 mark_ms, int elevel)
  * stays in force, and no temporary file is left behind.
  */
 static bool
-snowflake_write_mark_file(int64 mark_ms, int elevel)
+snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms, int elevel)
 {
 	volatile bool written = false;
 
 	PG_TRY();
 	{
-		written = snowflake_write_mark_file_steps(mark_ms, elevel);
+		written = snowflake_write_mark_file_steps(mark_ms, written_at_ms,
+												  elevel);
 	}
 	PG_CATCH();
 	{
@@ -1405,6 +1408,7 @@ snowflake_mark_file_went_back(void)
 	SnowflakeMarkFile contents;
 	const char *reason;
 	bool		missing;
+	int			us_into_ms;
 
 	if (state->file_mark <= 0)
 		return false;
@@ -1422,7 +1426,8 @@ snowflake_mark_file_went_back(void)
 		reason = psprintf(_("The file's mark went back from %lld ms to %lld ms while the server ran."),
 						  (long long) state->file_mark,
 						  (long long) contents.mark_ms);
-	if (snowflake_write_mark_file(state->written_mark, LOG))
+	if (snowflake_write_mark_file(state->written_mark,
+								  snowflake_clock_ms(&us_into_ms), LOG))
 	{
 		state->file_mark = state->written_mark;
 		state->mark_restored = true;
@@ -1590,7 +1595,7 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 	*target = Max(needed_ms, now_ms) + stride_ms;
 	*target = Min(Max(*target, state->written_mark), SNOWFLAKE_MAX_MS + 1);
 
-	if (!snowflake_write_mark_file(*target, elevel))
+	if (!snowflake_write_mark_file(*target, now_ms, elevel))
 		return SNOWFLAKE_MARK_FAILED;
 	state->file_mark = *target;
 
@@ -2351,6 +2356,7 @@ snowflake_redo(XLogReaderState *record)
 	SnowflakeSharedState *state = snowflake_state;
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	xl_snowflake_mark xlrec;
+	int			us_into_ms;
 
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
@@ -2377,7 +2383,8 @@ snowflake_redo(XLogReaderState *record)
 	}
 
 	pg_atomic_write_u64(&state->floor_clock_ms, (uint64) PG_INT64_MAX);
-	if (!snowflake_write_mark_file(xlrec.mark_ms, WARNING))
+	if (!snowflake_write_mark_file(xlrec.mark_ms,
+								   snowflake_clock_ms(&us_into_ms), WARNING))
 	{
 		snowflake_raise_tick_floor(state, xlrec.mark_ms);
 		if (pg_atomic_exchange_u32(&state->redo_write_failed, 1) == 0)

@@ -61,6 +61,7 @@ our @EXPORT = qw(
   check_clock_offset
   check_clock_rate
   crash_node
+  mark_writer_pid
   psql_timed
   id_ms
   id_unix_ms
@@ -347,6 +348,30 @@ sub crash_node
 	unlink($node->host . '/.s.PGSQL.' . $node->port . '.lock')
 	  if $PostgreSQL::Test::Utils::use_unix_sockets;
 	return;
+}
+
+=pod
+
+=item mark_writer_pid(node)
+
+The process id of the node's mark writer, or undef when none runs.
+
+=cut
+
+sub mark_writer_pid
+{
+	my ($node) = @_;
+	my $postmaster = $node->{_pid};
+	return undef unless defined $postmaster;
+	foreach my $pid (_child_pids($postmaster))
+	{
+		open my $cmd_fh, '<', "/proc/$pid/cmdline" or next;
+		my $cmdline = <$cmd_fh> // '';
+		close $cmd_fh;
+		return $pid
+		  if $cmdline =~ /^postgres: (?:[^:]+: )?snowflake mark writer/;
+	}
+	return undef;
 }
 
 sub _child_pids
