@@ -11,7 +11,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-packages="postgresql-15 postgresql-server-dev-15 libipc-run-perl faketime libfaketime make gcc"
+packages="postgresql-15 postgresql-server-dev-15 libipc-run-perl faketime libfaketime strace make gcc"
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
