@@ -683,6 +683,25 @@ snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
 }
 
 /*
+ * Report at elevel that name is not a snowflake setting, though it has the
+ * prefix; filename and line say where, when it comes from a file.
+ */
+static void
+snowflake_report_unknown_setting(int elevel, const char *name,
+								 const char *filename, int line,
+								 const char *hint)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 filename ?
+			 errmsg("unrecognized configuration parameter \"%s\" in file \"%s\" line %d",
+					name, filename, line) :
+			 errmsg("unrecognized configuration parameter \"%s\"", name),
+			 errdetail("\"snowflake\" is a reserved prefix."),
+			 errhint("%s", hint)));
+}
+
+/*
  * Stop the server when postgresql.conf names a snowflake setting that does
  * not exist.  PostgreSQL would only warn and drop it (and not even warn when
  * the prefix is written with capitals), and a misspelt snowflake.worker_id
@@ -700,13 +719,10 @@ snowflake_reject_unknown_settings(void)
 	{
 		if ((variables[i]->flags & GUC_CUSTOM_PLACEHOLDER) != 0 &&
 			snowflake_has_prefix(variables[i]->name))
-			ereport(FATAL,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("unrecognized configuration parameter \"%s\"",
-							variables[i]->name),
-					 errdetail("\"snowflake\" is a reserved prefix."),
-					 errhint("The snowflake settings are "
-							 SNOWFLAKE_SETTING_NAMES ".")));
+			snowflake_report_unknown_setting(FATAL, variables[i]->name,
+											 NULL, 0,
+											 _("The snowflake settings are "
+											   SNOWFLAKE_SETTING_NAMES "."));
 	}
 }
 
@@ -760,12 +776,9 @@ snowflake_check_config_files(void)
 			continue;
 		setting = snowflake_find_setting(item->name);
 		if (setting == NULL)
-			ereport(WARNING,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("unrecognized configuration parameter \"%s\" in file \"%s\" line %d",
-							item->name, item->filename, item->sourceline),
-					 errdetail("\"snowflake\" is a reserved prefix."),
-					 errhint("The next server start will refuse it.")));
+			snowflake_report_unknown_setting(WARNING, item->name,
+											 item->filename, item->sourceline,
+											 _("The next server start will refuse it."));
 		else if (!snowflake_check_setting_value(setting, item->value, &detail))
 			snowflake_report_bad_value(WARNING, setting, item->value, detail,
 									   _("The next server start will refuse it."));
@@ -993,13 +1006,12 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 		return;
 	setting = snowflake_find_setting(stmt->name);
 	if (setting == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("unrecognized configuration parameter \"%s\"",
-						stmt->name),
-				 errdetail("\"snowflake\" is a reserved prefix."),
-				 errhint("The snowflake settings are "
-						 SNOWFLAKE_SETTING_NAMES ".")));
+	{
+		snowflake_report_unknown_setting(ERROR, stmt->name, NULL, 0,
+										 _("The snowflake settings are "
+										   SNOWFLAKE_SETTING_NAMES "."));
+		return;
+	}
 	if (!check_value || stmt->kind != VAR_SET_VALUE)
 		return;
 	value = ExtractSetVariableArgs(stmt);
