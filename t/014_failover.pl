@@ -25,6 +25,8 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
+skip_without_libfaketime();
+
 my $primary = snowflake_node('primary', allows_streaming => 1);
 start_node($primary);
 check_clock_offset($primary, 0, 'primary clock runs at the real time');
