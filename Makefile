@@ -20,8 +20,9 @@ TAP_TESTS = 1
 NOPRELOAD_REGRESS = nopreload
 
 # Warnings are on for every build and errors for none: a packager's compiler
-# must not fail on them.  CI adds -Werror, and -DUSE_ASSERT_CHECKING, on the
-# command line (make PG_CFLAGS=-Werror), which this appends to.
+# must not fail on them.  CI turns them into errors on the command line
+# (make PG_CFLAGS=-Werror, which this appends to), and builds once more with
+# PG_CPPFLAGS=-DUSE_ASSERT_CHECKING.
 override PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter
 
 PG_CONFIG ?= pg_config
