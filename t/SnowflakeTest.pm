@@ -338,7 +338,10 @@ sub check_clock_offset
 =item check_clock_rate(node, rate, test_name)
 
 Passes if the server's clock runs at about rate times the speed of the
-test's clock, measured over one second.
+test's clock, measured over two seconds.  Each reading is off by up to half
+a psql call, which a loaded machine (or TAP files running in parallel)
+stretches, so the bound is generous: it still tells a faked clock from a
+real one.
 
 =cut
 
@@ -348,11 +351,11 @@ sub check_clock_rate
 
 	my $o1 = server_clock_offset($node);
 	my $t1 = time();
-	usleep(1_000_000);
+	usleep(2_000_000);
 	my $o2       = server_clock_offset($node);
 	my $t2       = time();
 	my $measured = 1 + ($o2 - $o1) / ($t2 - $t1);
-	ok(abs($measured - $rate) < 0.1 + $rate / 2, $test_name)
+	ok(abs($measured - $rate) < 0.2 + $rate / 2, $test_name)
 	  or diag
 	  sprintf("server clock runs at %.3f times real speed, expected %s",
 		$measured, $rate);
