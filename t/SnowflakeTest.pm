@@ -68,6 +68,7 @@ our @EXPORT = qw(
   check_clock_offset
   check_clock_rate
   crash_node
+  mark_writer_pid
   psql_timed
   id_ms
   id_unix_ms
@@ -88,7 +89,7 @@ use constant SNOWFLAKE_EPOCH_UNIX_MS => 1288834974657;
 
 # the mark file's header
 use constant MARK_MAGIC   => 0x534E4F57;
-use constant MARK_VERSION => 1;
+use constant MARK_VERSION => 2;
 
 # per node (by name): clock file, libfaketime cache mode, clock rate
 my %clock_file;
@@ -408,6 +409,30 @@ sub crash_node
 	return;
 }
 
+=pod
+
+=item mark_writer_pid(node)
+
+The process id of the node's mark writer, or undef when none runs.
+
+=cut
+
+sub mark_writer_pid
+{
+	my ($node) = @_;
+	my $postmaster = $node->{_pid};
+	return undef unless defined $postmaster;
+	foreach my $pid (_child_pids($postmaster))
+	{
+		open my $cmd_fh, '<', "/proc/$pid/cmdline" or next;
+		my $cmdline = <$cmd_fh> // '';
+		close $cmd_fh;
+		return $pid
+		  if $cmdline =~ /^postgres: (?:[^:]+: )?snowflake mark writer/;
+	}
+	return undef;
+}
+
 sub _child_pids
 {
 	my ($ppid) = @_;
@@ -487,7 +512,7 @@ sub id_unix_ms
 =item read_mark_file(path)
 
 The fields of a mark file: size, magic, version, epoch_unix_ms, mark_ms,
-crc and crc_ok.
+written_at_ms (version 2 on), crc and crc_ok.
 
 =cut
 
@@ -496,10 +521,19 @@ sub read_mark_file
 	my ($path) = @_;
 	my $bytes  = slurp_file($path);
 	my %mark   = (size => length($bytes));
-	return \%mark if length($bytes) < 28;
-	@mark{qw(magic version epoch_unix_ms mark_ms crc)} =
-	  unpack('L L q q L', $bytes);
-	$mark{crc_ok} = crc32c(substr($bytes, 0, 24)) == $mark{crc};
+	return \%mark if length($bytes) < 32;
+	@mark{qw(magic version)} = unpack('L L', $bytes);
+	if ($mark{version} == 1)
+	{
+		@mark{qw(epoch_unix_ms mark_ms crc)} = unpack('x8 q q L', $bytes);
+		$mark{crc_ok} = crc32c(substr($bytes, 0, 24)) == $mark{crc};
+	}
+	elsif (length($bytes) >= 40)
+	{
+		@mark{qw(epoch_unix_ms mark_ms written_at_ms crc)} =
+		  unpack('x8 q q q L', $bytes);
+		$mark{crc_ok} = crc32c(substr($bytes, 0, 32)) == $mark{crc};
+	}
 	return \%mark;
 }
 
@@ -507,9 +541,10 @@ sub read_mark_file
 
 =item mark_file_bytes(%fields)
 
-The 32 bytes of a mark file as the server writes it: magic, version,
-epoch_unix_ms, mark_ms (all defaulting to a valid mark) and a CRC-32C of the
-first 24 bytes, unless crc is given.
+The bytes of a mark file as the server writes it: magic, version,
+epoch_unix_ms, mark_ms, written_at_ms (all defaulting to a valid mark written
+now) and a CRC-32C of what precedes it, unless crc is given.  With version 1,
+the 32 bytes of snowflake 1.0's file, which has no written_at_ms.
 
 =item write_mark_file(path, bytes)
 
@@ -518,11 +553,15 @@ first 24 bytes, unless crc is given.
 sub mark_file_bytes
 {
 	my (%f) = @_;
+	my $version = $f{version} // MARK_VERSION;
 	my $head = pack('L L q q',
 		$f{magic}         // MARK_MAGIC,
-		$f{version}       // MARK_VERSION,
+		$version,
 		$f{epoch_unix_ms} // SNOWFLAKE_EPOCH_UNIX_MS,
 		$f{mark_ms}       // 0);
+	$head .= pack('q',
+		$f{written_at_ms} // int(time() * 1000) - SNOWFLAKE_EPOCH_UNIX_MS)
+	  unless $version == 1;
 	return $head . pack('L x4', $f{crc} // crc32c($head));
 }
 
