@@ -15,11 +15,11 @@ fi
 
 pg_config=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 
-# The server and its headers; the Perl modules and libfaketime for the TAP
-# tests; debhelper and postgresql-server-dev-all to build the Debian package;
-# clang for the build with clang.
+# The server and its headers; the Perl modules, libfaketime and strace for
+# the TAP tests; debhelper and postgresql-server-dev-all to build the Debian
+# package; clang for the build with clang.
 packages="postgresql-15 postgresql-server-dev-15 libipc-run-perl faketime libfaketime
-	make gcc clang debhelper postgresql-server-dev-all"
+	strace make gcc clang debhelper postgresql-server-dev-all"
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
