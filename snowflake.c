@@ -2134,6 +2134,11 @@ snowflake_generate(void)
 			break;
 	}
 
+	/* the header's invariants: the tick only grows, the mark only grows */
+	Assert(next > last);
+	Assert(next_ms <= now_ms + snowflake_max_lead);
+	Assert((uint64) next_ms < pg_atomic_read_u64(&state->durable_mark));
+
 	if (next_ms > now_ms)
 		pg_atomic_fetch_add_u64(&state->leads_taken, 1);
 	snowflake_end_refusal_episode();

@@ -26,6 +26,8 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
+skip_without_libfaketime();
+
 my $node = snowflake_node('main');
 start_node($node);
 check_clock_offset($node, 0, 'server clock starts at the real time');

@@ -24,8 +24,7 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time);
 
-plan skip_all => "libfaketime is not installed"
-  unless -e $SnowflakeTest::libfaketime;
+skip_without_libfaketime();
 
 my $node = snowflake_node('main', no_cache => 1);
 start_node($node);
