@@ -109,22 +109,95 @@ PG_MODULE_MAGIC;
 
 /*---- ID layout: the one place that knows the widths ----*/
 
-#define SNOWFLAKE_SEQUENCE_BITS		12
-#define SNOWFLAKE_WORKER_BITS		5
-#define SNOWFLAKE_DATACENTER_BITS	5
-#define SNOWFLAKE_TIME_BITS			41
+/*
+ * An ID is the low time + datacenter + worker + sequence bits of a positive
+ * bigint, from high to low: milliseconds since the epoch, datacenter id,
+ * worker id, sequence within the millisecond.  The bits above stay 0.  A
+ * layout holds the four widths and what follows from them; every function
+ * that composes or takes apart an ID goes through one.  The server's own is
+ * snowflake_layout; foreign IDs decode with one made for them.
+ */
+typedef struct SnowflakeLayout
+{
+	int			time_bits;
+	int			datacenter_bits;
+	int			worker_bits;
+	int			sequence_bits;
+	int			worker_shift;	/* = sequence_bits */
+	int			datacenter_shift;	/* = worker_shift + worker_bits */
+	int			time_shift;		/* = datacenter_shift + datacenter_bits */
+	int64		max_sequence;
+	int			max_worker_id;
+	int			max_datacenter_id;
+	int64		max_ms;			/* the last millisecond an ID can carry */
+} SnowflakeLayout;
 
-#define SNOWFLAKE_WORKER_SHIFT		SNOWFLAKE_SEQUENCE_BITS
-#define SNOWFLAKE_DATACENTER_SHIFT	(SNOWFLAKE_WORKER_SHIFT + SNOWFLAKE_WORKER_BITS)
-#define SNOWFLAKE_TIME_SHIFT		(SNOWFLAKE_DATACENTER_SHIFT + SNOWFLAKE_DATACENTER_BITS)
+/* Twitter's layout, the default */
+#define SNOWFLAKE_DEFAULT_TIME_BITS			41
+#define SNOWFLAKE_DEFAULT_DATACENTER_BITS	5
+#define SNOWFLAKE_DEFAULT_WORKER_BITS		5
+#define SNOWFLAKE_DEFAULT_SEQUENCE_BITS		12
 
-#define SNOWFLAKE_MAX_SEQUENCE		((INT64CONST(1) << SNOWFLAKE_SEQUENCE_BITS) - 1)
-#define SNOWFLAKE_MAX_WORKER_ID		((1 << SNOWFLAKE_WORKER_BITS) - 1)
-#define SNOWFLAKE_MAX_DATACENTER_ID ((1 << SNOWFLAKE_DATACENTER_BITS) - 1)
-#define SNOWFLAKE_MAX_MS			((INT64CONST(1) << SNOWFLAKE_TIME_BITS) - 1)
+StaticAssertDecl(SNOWFLAKE_DEFAULT_TIME_BITS + SNOWFLAKE_DEFAULT_DATACENTER_BITS +
+				 SNOWFLAKE_DEFAULT_WORKER_BITS + SNOWFLAKE_DEFAULT_SEQUENCE_BITS == 63,
+				 "Twitter's layout uses bits 0-62 exactly");
 
-StaticAssertDecl(SNOWFLAKE_TIME_SHIFT + SNOWFLAKE_TIME_BITS == 63,
-				 "a snowflake ID must use bits 0-62 exactly");
+/* the server's layout */
+static SnowflakeLayout snowflake_layout;
+
+/* Fill in layout from its four widths, which the caller has checked. */
+static void
+snowflake_layout_init(SnowflakeLayout *layout, int time_bits,
+					  int datacenter_bits, int worker_bits, int sequence_bits)
+{
+	layout->time_bits = time_bits;
+	layout->datacenter_bits = datacenter_bits;
+	layout->worker_bits = worker_bits;
+	layout->sequence_bits = sequence_bits;
+	layout->worker_shift = sequence_bits;
+	layout->datacenter_shift = layout->worker_shift + worker_bits;
+	layout->time_shift = layout->datacenter_shift + datacenter_bits;
+	layout->max_sequence = (INT64CONST(1) << sequence_bits) - 1;
+	layout->max_worker_id = (1 << worker_bits) - 1;
+	layout->max_datacenter_id = (1 << datacenter_bits) - 1;
+	layout->max_ms = (INT64CONST(1) << time_bits) - 1;
+}
+
+/* The parts of an ID, which the caller has checked is not negative. */
+static inline int64
+snowflake_id_ms(const SnowflakeLayout *layout, int64 id)
+{
+	return (id >> layout->time_shift) & layout->max_ms;
+}
+
+static inline int
+snowflake_id_datacenter(const SnowflakeLayout *layout, int64 id)
+{
+	return (int) ((id >> layout->datacenter_shift) & layout->max_datacenter_id);
+}
+
+static inline int
+snowflake_id_worker(const SnowflakeLayout *layout, int64 id)
+{
+	return (int) ((id >> layout->worker_shift) & layout->max_worker_id);
+}
+
+static inline int64
+snowflake_id_sequence(const SnowflakeLayout *layout, int64 id)
+{
+	return id & layout->max_sequence;
+}
+
+/* An ID from its parts, each of which the caller has checked fits. */
+static inline int64
+snowflake_compose_id(const SnowflakeLayout *layout, int64 ms,
+					 int datacenter_id, int worker_id, int64 sequence)
+{
+	return (int64) (((uint64) ms << layout->time_shift) |
+					((uint64) datacenter_id << layout->datacenter_shift) |
+					((uint64) worker_id << layout->worker_shift) |
+					(uint64) sequence);
+}
 
 /* Twitter's epoch, 2010-11-04 01:42:54.657 UTC */
 #define SNOWFLAKE_DEFAULT_EPOCH		"2010-11-04 01:42:54.657+00"
@@ -248,9 +321,9 @@ typedef struct SnowflakeSetting
 
 static const SnowflakeSetting snowflake_settings[] = {
 	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID,
-	SNOWFLAKE_MAX_DATACENTER_ID, 0, "an integer from 0 to 31"},
+	(1 << SNOWFLAKE_DEFAULT_DATACENTER_BITS) - 1, 0, "an integer from 0 to 31"},
 	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID,
-	SNOWFLAKE_MAX_WORKER_ID, 0, "an integer from 0 to 31"},
+	(1 << SNOWFLAKE_DEFAULT_WORKER_BITS) - 1, 0, "an integer from 0 to 31"},
 	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, NULL},
 	{"snowflake.max_clock_wait", SNOWFLAKE_SETTING_DURATION,
 	SNOWFLAKE_MAX_CLOCK_WAIT_MS, GUC_UNIT_MS, "a duration from 0 to 1h"},
@@ -458,6 +531,11 @@ _PG_init(void)
 			epoch_index = i;
 	}
 
+	snowflake_layout_init(&snowflake_layout, SNOWFLAKE_DEFAULT_TIME_BITS,
+						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						  SNOWFLAKE_DEFAULT_WORKER_BITS,
+						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = snowflake_process_utility;
 
@@ -504,7 +582,7 @@ snowflake_define_settings(GucContext start_context)
 							"Each server of a fleet needs its own pair of "
 							"datacenter id and worker id.",
 							&snowflake_datacenter_id,
-							0, 0, SNOWFLAKE_MAX_DATACENTER_ID,
+							0, 0, (1 << SNOWFLAKE_DEFAULT_DATACENTER_BITS) - 1,
 							start_context,
 							0,
 							NULL, NULL, NULL);
@@ -514,7 +592,7 @@ snowflake_define_settings(GucContext start_context)
 							"Each server of a fleet needs its own pair of "
 							"datacenter id and worker id.",
 							&snowflake_worker_id,
-							0, 0, SNOWFLAKE_MAX_WORKER_ID,
+							0, 0, (1 << SNOWFLAKE_DEFAULT_WORKER_BITS) - 1,
 							start_context,
 							0,
 							NULL, NULL, NULL);
@@ -1198,7 +1276,7 @@ snowflake_shmem_shutdown(int code, Datum arg)
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
 	if (last_tick == 0 || !snowflake_shut_down_cleanly())
 		return;
-	mark_ms = (int64) (last_tick >> SNOWFLAKE_SEQUENCE_BITS) + 1;
+	mark_ms = (int64) (last_tick >> snowflake_layout.sequence_bits) + 1;
 	snowflake_write_mark_file(mark_ms, mark_ms, LOG);
 }
 
@@ -1269,7 +1347,7 @@ snowflake_load_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		if (!EQ_CRC32C(crc, file_crc))
 			reason = _("Its checksum does not match its contents.");
 		else if (contents->mark_ms < 0 ||
-				 contents->mark_ms > SNOWFLAKE_MAX_MS + 1)
+				 contents->mark_ms > snowflake_layout.max_ms + 1)
 			reason = _("Its mark lies outside the 41 bits of time.");
 	}
 	CloseTransientFile(fd);
@@ -1537,7 +1615,7 @@ snowflake_raise_tick_floor(SnowflakeSharedState *state, int64 mark_ms)
 	uint64		old_tick;
 	uint64		floor_tick;
 
-	floor_tick = ((uint64) mark_ms << SNOWFLAKE_SEQUENCE_BITS) - 1;
+	floor_tick = ((uint64) mark_ms << snowflake_layout.sequence_bits) - 1;
 	old_tick = pg_atomic_read_u64(&state->last_tick);
 	while (old_tick < floor_tick &&
 		   !pg_atomic_compare_exchange_u64(&state->last_tick, &old_tick,
@@ -1605,7 +1683,8 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 						2 * (int64) pg_atomic_read_u64(&state->write_duration_us) / 1000),
 					SNOWFLAKE_MAX_STRIDE_MS);
 	*target = Max(needed_ms, now_ms) + stride_ms;
-	*target = Min(Max(*target, state->written_mark), SNOWFLAKE_MAX_MS + 1);
+	*target = Min(Max(*target, state->written_mark),
+				  snowflake_layout.max_ms + 1);
 
 	if (!snowflake_write_mark_file(*target, now_ms, elevel))
 		return SNOWFLAKE_MARK_FAILED;
@@ -2004,7 +2083,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 						 instr_time *wait_start, bool *counted)
 {
 	SnowflakeSharedState *state = snowflake_state;
-	int64		last_ms = (int64) (last >> SNOWFLAKE_SEQUENCE_BITS);
+	int64		last_ms = (int64) (last >> snowflake_layout.sequence_bits);
 	instr_time	waited;
 	int64		waited_ms;
 	int64		sleep_ms;
@@ -2095,14 +2174,14 @@ snowflake_generate(void)
 							   (long long) -now_ms),
 					 errhint("Check the system clock.")));
 
-		next = Max(last + 1, (uint64) now_ms << SNOWFLAKE_SEQUENCE_BITS);
-		next_ms = (int64) (next >> SNOWFLAKE_SEQUENCE_BITS);
-		if (next_ms > SNOWFLAKE_MAX_MS)
+		next = Max(last + 1, (uint64) now_ms << snowflake_layout.sequence_bits);
+		next_ms = (int64) (next >> snowflake_layout.sequence_bits);
+		if (next_ms > snowflake_layout.max_ms)
 			ereport(ERROR,
 					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
 					 errmsg("snowflake IDs are exhausted: the 41 bits of time since the epoch are used up"),
 					 errdetail("The largest time a snowflake ID can carry is %lld ms after snowflake.epoch.",
-							   (long long) SNOWFLAKE_MAX_MS),
+							   (long long) snowflake_layout.max_ms),
 					 errhint("Choose a later snowflake.epoch for a new ID space.")));
 
 		if (next_ms > now_ms + snowflake_max_lead)
@@ -2203,7 +2282,7 @@ snowflake_mark_writer_main(Datum main_arg)
 		last_tick = pg_atomic_read_u64(&state->last_tick);
 		if (last_tick != start_tick)
 		{
-			last_ms = (int64) (last_tick >> SNOWFLAKE_SEQUENCE_BITS);
+			last_ms = (int64) (last_tick >> snowflake_layout.sequence_bits);
 			now_ms = snowflake_clock_ms(&us_into_ms);
 			active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
 			snowflake_advance_mark(active ? Max(last_ms, now_ms) : last_ms,
@@ -2242,10 +2321,10 @@ snowflake_next_id(PG_FUNCTION_ARGS)
 	snowflake_check_can_generate();
 	tick = (uint64) snowflake_generate();
 
-	id = (int64) (((tick >> SNOWFLAKE_SEQUENCE_BITS) << SNOWFLAKE_TIME_SHIFT) |
-				  ((uint64) snowflake_datacenter_id << SNOWFLAKE_DATACENTER_SHIFT) |
-				  ((uint64) snowflake_worker_id << SNOWFLAKE_WORKER_SHIFT) |
-				  (tick & SNOWFLAKE_MAX_SEQUENCE));
+	id = snowflake_compose_id(&snowflake_layout,
+							  (int64) (tick >> snowflake_layout.sequence_bits),
+							  snowflake_datacenter_id, snowflake_worker_id,
+							  (int64) (tick & snowflake_layout.max_sequence));
 
 	snowflake_session_last_id = id;
 	snowflake_session_has_last_id = true;
@@ -2291,7 +2370,7 @@ snowflake_decode(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake epoch must be finite")));
 
-	ms = id >> SNOWFLAKE_TIME_SHIFT;
+	ms = snowflake_id_ms(&snowflake_layout, id);
 	if (pg_add_s64_overflow(epoch, ms * 1000, &ts) || !IS_VALID_TIMESTAMP(ts))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -2303,11 +2382,10 @@ snowflake_decode(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch)
 		elog(ERROR, "return type must be a row type");
 
 	values[0] = TimestampTzGetDatum(ts);
-	values[1] = Int32GetDatum((int32) ((id >> SNOWFLAKE_DATACENTER_SHIFT) &
-									   SNOWFLAKE_MAX_DATACENTER_ID));
-	values[2] = Int32GetDatum((int32) ((id >> SNOWFLAKE_WORKER_SHIFT) &
-									   SNOWFLAKE_MAX_WORKER_ID));
-	values[3] = Int32GetDatum((int32) (id & SNOWFLAKE_MAX_SEQUENCE));
+	values[1] = Int32GetDatum(snowflake_id_datacenter(&snowflake_layout, id));
+	values[2] = Int32GetDatum(snowflake_id_worker(&snowflake_layout, id));
+	values[3] = Int32GetDatum((int32) snowflake_id_sequence(&snowflake_layout,
+															id));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
