@@ -160,7 +160,7 @@ snowflake_layout_init(SnowflakeLayout *layout, int time_bits,
 	layout->max_sequence = (INT64CONST(1) << sequence_bits) - 1;
 	layout->max_worker_id = (1 << worker_bits) - 1;
 	layout->max_datacenter_id = (1 << datacenter_bits) - 1;
-	layout->max_ms = (INT64CONST(1) << time_bits) - 1;
+	layout->max_ms = (int64) ((UINT64CONST(1) << time_bits) - 1);
 }
 
 /* The parts of an ID, which the caller has checked is not negative. */
@@ -246,13 +246,14 @@ snowflake_compose_id(const SnowflakeLayout *layout, int64 ms,
 /*
  * The mark file.  mark_ms counts milliseconds since the epoch in force when
  * it was written, so it bounds the time field of the IDs themselves; the
- * epoch is kept to explain a mark that looks far off after the epoch was
- * changed.  written_at_ms is the clock when the mark was written a stride
- * ahead, on the same scale, so that after a restart a mark still ahead of a
- * clock that has not gone back is known to be the stride, not a clock fault;
- * the exact mark of a clean shutdown has no stride, and records itself.  Version 1
- * files, written by snowflake 1.0, have no written_at_ms (and so end at it);
- * they are still read.
+ * epoch and the layout are kept so that a server restarted with another of
+ * either does not resume under a mark that means something else (see
+ * snowflake_check_layout).  written_at_ms is the clock when the mark was
+ * written a stride ahead, on the same scale, so that after a restart a mark
+ * still ahead of a clock that has not gone back is known to be the stride,
+ * not a clock fault; the exact mark of a clean shutdown has no stride, and
+ * records itself.  Version 1 files, written by snowflake 1.0, end before
+ * written_at_ms, and their layout is Twitter's; they are still read.
  */
 typedef struct SnowflakeMarkFile
 {
@@ -261,6 +262,10 @@ typedef struct SnowflakeMarkFile
 	int64		epoch_unix_ms;
 	int64		mark_ms;
 	int64		written_at_ms;
+	uint8		time_bits;
+	uint8		datacenter_bits;
+	uint8		worker_bits;
+	uint8		sequence_bits;
 	pg_crc32c	crc;			/* of everything above */
 } SnowflakeMarkFile;
 
@@ -305,37 +310,48 @@ typedef struct xl_snowflake_mark
  */
 typedef enum SnowflakeSettingKind
 {
-	SNOWFLAKE_SETTING_NODE_ID,	/* a plain integer from 0 to max_value */
+	SNOWFLAKE_SETTING_NODE_ID,	/* a plain integer that fits its width */
+	SNOWFLAKE_SETTING_WIDTH,	/* a plain integer, min_value to max_value */
 	SNOWFLAKE_SETTING_EPOCH,	/* see snowflake_parse_epoch */
-	SNOWFLAKE_SETTING_DURATION	/* an integer with units, 0 to max_value */
+	SNOWFLAKE_SETTING_DURATION, /* an integer with units, 0 to max_value */
+	SNOWFLAKE_SETTING_BOOL
 } SnowflakeSettingKind;
 
 typedef struct SnowflakeSetting
 {
 	const char *name;
 	SnowflakeSettingKind kind;
+	int			min_value;
 	int			max_value;
 	int			unit_flags;		/* GUC_UNIT_* for a duration */
-	const char *valid;			/* "must be ..." */
+	const char *valid;			/* "must be ..."; for node ids, see
+								 * snowflake_node_id_max */
 } SnowflakeSetting;
 
-static const SnowflakeSetting snowflake_settings[] = {
-	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID,
-	(1 << SNOWFLAKE_DEFAULT_DATACENTER_BITS) - 1, 0, "an integer from 0 to 31"},
-	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID,
-	(1 << SNOWFLAKE_DEFAULT_WORKER_BITS) - 1, 0, "an integer from 0 to 31"},
-	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, NULL},
-	{"snowflake.max_clock_wait", SNOWFLAKE_SETTING_DURATION,
-	SNOWFLAKE_MAX_CLOCK_WAIT_MS, GUC_UNIT_MS, "a duration from 0 to 1h"},
-	{"snowflake.max_lead", SNOWFLAKE_SETTING_DURATION,
-	INT_MAX, GUC_UNIT_MS, "a duration from 0 to 2147483647ms (24.8 days)"},
-	{"snowflake.max_clock_jump", SNOWFLAKE_SETTING_DURATION,
-	INT_MAX, GUC_UNIT_S, "a duration from 0 (no limit) to 2147483647s"},
-};
+/* the largest node ids any layout allows, to define the settings with */
+#define SNOWFLAKE_MAX_NODE_BITS		30
 
-#define SNOWFLAKE_SETTING_NAMES \
-	"snowflake.datacenter_id, snowflake.worker_id, snowflake.epoch, " \
-	"snowflake.max_clock_wait, snowflake.max_lead and snowflake.max_clock_jump"
+static const SnowflakeSetting snowflake_settings[] = {
+	{"snowflake.time_bits", SNOWFLAKE_SETTING_WIDTH, 32, 63, 0,
+	"an integer from 32 to 63"},
+	{"snowflake.datacenter_bits", SNOWFLAKE_SETTING_WIDTH,
+	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+	{"snowflake.worker_bits", SNOWFLAKE_SETTING_WIDTH,
+	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+	{"snowflake.sequence_bits", SNOWFLAKE_SETTING_WIDTH, 1, 31, 0,
+	"an integer from 1 to 31"},
+	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
+	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
+	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, 0, NULL},
+	{"snowflake.accept_layout_change", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
+	"a Boolean value"},
+	{"snowflake.max_clock_wait", SNOWFLAKE_SETTING_DURATION,
+	0, SNOWFLAKE_MAX_CLOCK_WAIT_MS, GUC_UNIT_MS, "a duration from 0 to 1h"},
+	{"snowflake.max_lead", SNOWFLAKE_SETTING_DURATION,
+	0, INT_MAX, GUC_UNIT_MS, "a duration from 0 to 2147483647ms (24.8 days)"},
+	{"snowflake.max_clock_jump", SNOWFLAKE_SETTING_DURATION,
+	0, INT_MAX, GUC_UNIT_S, "a duration from 0 (no limit) to 2147483647s"},
+};
 
 /*---- shared state ----*/
 
@@ -389,9 +405,11 @@ typedef struct SnowflakeSharedState
 											 * episode began */
 	pg_atomic_uint32 redo_write_failed; /* a replayed mark is not on disk */
 
-	bool		mark_invalid;	/* the mark file could not be trusted */
-	bool		mark_restored;	/* ... and the true mark was written back */
-	char		mark_invalid_reason[256];
+	bool		mark_invalid;	/* generation is refused for good ... */
+	bool		mark_restored;	/* ... the true mark was written back */
+	bool		layout_changed; /* ... the epoch or layout changed */
+	char		layout_hint[256];	/* what to do about that */
+	char		mark_invalid_reason[512];
 } SnowflakeSharedState;
 
 /*---- local variables ----*/
@@ -418,6 +436,14 @@ static char *snowflake_epoch_string = NULL;
 static int	snowflake_max_clock_wait = 1000;
 static int	snowflake_max_lead = 0;
 static int	snowflake_max_clock_jump = 3600;
+static int	snowflake_time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+static int	snowflake_datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+static int	snowflake_worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+static int	snowflake_sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+static bool snowflake_accept_layout_change = false;
+
+/* the module was preloaded: the server's layout is fixed at start */
+static bool snowflake_preloaded = false;
 
 /* the epoch parsed from snowflake.epoch, in milliseconds since 1970 */
 static int64 snowflake_epoch_unix_ms;
@@ -431,9 +457,12 @@ PG_FUNCTION_INFO_V1(snowflake_next_id);
 PG_FUNCTION_INFO_V1(snowflake_last_id);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_parse_with_epoch);
+PG_FUNCTION_INFO_V1(snowflake_parse_with_layout);
 
 static void snowflake_define_settings(GucContext start_context);
 static void snowflake_register_mark_writer(void);
+static void snowflake_set_layout(void);
+static const SnowflakeLayout *snowflake_configured_layout(void);
 static const SnowflakeSetting *snowflake_find_setting(const char *name);
 static bool snowflake_has_prefix(const char *name);
 static bool snowflake_check_setting_value(const SnowflakeSetting *setting,
@@ -463,6 +492,11 @@ static void snowflake_read_mark_file(SnowflakeSharedState *state);
 static bool snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms,
 									  int elevel);
 static void snowflake_invalidate_mark(const char *reason);
+static bool snowflake_shut_down_cleanly(void);
+static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
+static void snowflake_accept_layout(SnowflakeSharedState *state,
+									const SnowflakeMarkFile *contents);
+static void snowflake_refuse_layout(const char *reason, const char *hint);
 static inline int64 snowflake_clock_ms(int *us_into_ms);
 static int64 snowflake_monotonic_ms(void);
 static void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
@@ -531,11 +565,6 @@ _PG_init(void)
 			epoch_index = i;
 	}
 
-	snowflake_layout_init(&snowflake_layout, SNOWFLAKE_DEFAULT_TIME_BITS,
-						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
-						  SNOWFLAKE_DEFAULT_WORKER_BITS,
-						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
-
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = snowflake_process_utility;
 
@@ -546,6 +575,15 @@ _PG_init(void)
 
 		snowflake_define_settings(PGC_SIGHUP);
 		MarkGUCPrefixReserved("snowflake");
+		if (snowflake_time_bits + snowflake_datacenter_bits +
+			snowflake_worker_bits + snowflake_sequence_bits <= 63)
+			snowflake_layout = *snowflake_configured_layout();
+		else
+			snowflake_layout_init(&snowflake_layout,
+								  SNOWFLAKE_DEFAULT_TIME_BITS,
+								  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+								  SNOWFLAKE_DEFAULT_WORKER_BITS,
+								  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
 		if (raw[epoch_index] != NULL &&
 			!snowflake_parse_epoch(raw[epoch_index], &epoch_unix_ms, &detail))
 			snowflake_epoch_error = MemoryContextStrdup(TopMemoryContext,
@@ -553,11 +591,23 @@ _PG_init(void)
 		return;
 	}
 
+	snowflake_preloaded = true;
 	snowflake_define_settings(PGC_POSTMASTER);
 	snowflake_reject_unknown_settings();
 	MarkGUCPrefixReserved("snowflake");
+
+	/* the layout first: node ids are checked against its widths */
 	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
-		snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+	{
+		if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH)
+			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+	}
+	snowflake_set_layout();
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		if (snowflake_settings[i].kind != SNOWFLAKE_SETTING_WIDTH)
+			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+	}
 
 	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, &snowflake_rmgr);
 	snowflake_register_mark_writer();
@@ -577,12 +627,53 @@ _PG_init(void)
 static void
 snowflake_define_settings(GucContext start_context)
 {
+	DefineCustomIntVariable("snowflake.time_bits",
+							"Bits of an ID that count milliseconds since the epoch.",
+							"With the other widths at most 63. 41 bits last "
+							"69.7 years.",
+							&snowflake_time_bits,
+							SNOWFLAKE_DEFAULT_TIME_BITS, 32, 63,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.datacenter_bits",
+							"Bits of an ID that hold the datacenter id.",
+							"0 leaves the datacenter out of the ID.",
+							&snowflake_datacenter_bits,
+							SNOWFLAKE_DEFAULT_DATACENTER_BITS, 0,
+							SNOWFLAKE_MAX_NODE_BITS,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.worker_bits",
+							"Bits of an ID that hold the worker id.",
+							"0 leaves the worker out of the ID.",
+							&snowflake_worker_bits,
+							SNOWFLAKE_DEFAULT_WORKER_BITS, 0,
+							SNOWFLAKE_MAX_NODE_BITS,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.sequence_bits",
+							"Bits of an ID that count IDs within a millisecond.",
+							"A server issues at most 2^sequence_bits IDs a "
+							"millisecond.",
+							&snowflake_sequence_bits,
+							SNOWFLAKE_DEFAULT_SEQUENCE_BITS, 1, 31,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("snowflake.datacenter_id",
 							"Datacenter id written into every snowflake ID.",
 							"Each server of a fleet needs its own pair of "
-							"datacenter id and worker id.",
+							"datacenter id and worker id; it must fit "
+							"snowflake.datacenter_bits.",
 							&snowflake_datacenter_id,
-							0, 0, (1 << SNOWFLAKE_DEFAULT_DATACENTER_BITS) - 1,
+							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
 							start_context,
 							0,
 							NULL, NULL, NULL);
@@ -590,12 +681,24 @@ snowflake_define_settings(GucContext start_context)
 	DefineCustomIntVariable("snowflake.worker_id",
 							"Worker id written into every snowflake ID.",
 							"Each server of a fleet needs its own pair of "
-							"datacenter id and worker id.",
+							"datacenter id and worker id; it must fit "
+							"snowflake.worker_bits.",
 							&snowflake_worker_id,
-							0, 0, (1 << SNOWFLAKE_DEFAULT_WORKER_BITS) - 1,
+							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
 							start_context,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("snowflake.accept_layout_change",
+							 "Resume above the old IDs after a change of layout or epoch.",
+							 "At a start that finds the high-water mark written "
+							 "under another layout or epoch, resume above every "
+							 "ID issued under it instead of refusing to generate.",
+							 &snowflake_accept_layout_change,
+							 false,
+							 start_context,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("snowflake.epoch",
 							   "Moment from which snowflake IDs count milliseconds.",
@@ -695,6 +798,67 @@ snowflake_find_setting(const char *name)
 }
 
 /*
+ * Set the server's layout from its settings, stopping the server if the
+ * widths add up to more than a positive bigint holds.  Runs once, at start.
+ */
+static void
+snowflake_set_layout(void)
+{
+	int			total = snowflake_time_bits + snowflake_datacenter_bits +
+		snowflake_worker_bits + snowflake_sequence_bits;
+
+	if (total > 63)
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+						total),
+				 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
+						   snowflake_time_bits, snowflake_datacenter_bits,
+						   snowflake_worker_bits, snowflake_sequence_bits)));
+	snowflake_layout_init(&snowflake_layout, snowflake_time_bits,
+						  snowflake_datacenter_bits, snowflake_worker_bits,
+						  snowflake_sequence_bits);
+}
+
+/*
+ * The layout that decoding with the configured layout uses.  Preloaded,
+ * the server's, fixed at start; otherwise the one postgresql.conf names now,
+ * checked at each use, since a reload may change it.
+ */
+static const SnowflakeLayout *
+snowflake_configured_layout(void)
+{
+	static SnowflakeLayout layout;
+	int			total;
+
+	if (snowflake_preloaded)
+		return &snowflake_layout;
+	total = snowflake_time_bits + snowflake_datacenter_bits +
+		snowflake_worker_bits + snowflake_sequence_bits;
+	if (total > 63)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+						total),
+				 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
+						   snowflake_time_bits, snowflake_datacenter_bits,
+						   snowflake_worker_bits, snowflake_sequence_bits)));
+	snowflake_layout_init(&layout, snowflake_time_bits,
+						  snowflake_datacenter_bits, snowflake_worker_bits,
+						  snowflake_sequence_bits);
+	return &layout;
+}
+
+/* The largest value of a node id setting under the server's layout. */
+static int
+snowflake_node_id_max(const SnowflakeSetting *setting)
+{
+	if (strcmp(setting->name, "snowflake.datacenter_id") == 0)
+		return snowflake_layout.max_datacenter_id;
+	return snowflake_layout.max_worker_id;
+}
+
+/*
  * Is value a plain decimal integer from 0 to max_value?  PostgreSQL's own
  * parse_int() also takes fractions and rounds them ("31.4" is 31), and hex;
  * a node id must be written as what it is.
@@ -730,12 +894,19 @@ snowflake_check_setting_value(const SnowflakeSetting *setting,
 {
 	int			result;
 	int64		epoch_unix_ms;
+	bool		flag;
 
 	*detail = NULL;
 	switch (setting->kind)
 	{
 		case SNOWFLAKE_SETTING_NODE_ID:
-			return snowflake_parse_node_id(value, setting->max_value);
+			return snowflake_parse_node_id(value,
+										   snowflake_node_id_max(setting));
+		case SNOWFLAKE_SETTING_WIDTH:
+			return snowflake_parse_node_id(value, setting->max_value) &&
+				atoi(value) >= setting->min_value;
+		case SNOWFLAKE_SETTING_BOOL:
+			return parse_bool(value, &flag);
 		case SNOWFLAKE_SETTING_EPOCH:
 			return snowflake_parse_epoch(value, &epoch_unix_ms, detail);
 		case SNOWFLAKE_SETTING_DURATION:
@@ -756,6 +927,9 @@ snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
 			 errmsg("invalid value for parameter \"%s\": \"%s\"",
 					setting->name, value),
 			 epoch_detail ? errdetail_internal("%s", epoch_detail) :
+			 setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
+			 errdetail("\"%s\" must be an integer from 0 to %d.",
+					   setting->name, snowflake_node_id_max(setting)) :
 			 errdetail("\"%s\" must be %s.", setting->name, setting->valid),
 			 hint ? errhint("%s", hint) : 0));
 }
@@ -799,8 +973,7 @@ snowflake_reject_unknown_settings(void)
 			snowflake_has_prefix(variables[i]->name))
 			snowflake_report_unknown_setting(FATAL, variables[i]->name,
 											 NULL, 0,
-											 _("The snowflake settings are "
-											   SNOWFLAKE_SETTING_NAMES "."));
+											 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
 	}
 }
 
@@ -1086,8 +1259,7 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 	if (setting == NULL)
 	{
 		snowflake_report_unknown_setting(ERROR, stmt->name, NULL, 0,
-										 _("The snowflake settings are "
-										   SNOWFLAKE_SETTING_NAMES "."));
+										 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
 		return;
 	}
 	if (!check_value || stmt->kind != VAR_SET_VALUE)
@@ -1321,6 +1493,10 @@ snowflake_load_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		crc_offset = SNOWFLAKE_MARK_V1_CRC_OFFSET;
 		memcpy(&file_crc, (char *) contents + crc_offset, sizeof(file_crc));
 		contents->written_at_ms = PG_INT64_MAX;
+		contents->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+		contents->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+		contents->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+		contents->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
 	}
 	else
 	{
@@ -1346,9 +1522,13 @@ snowflake_load_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		FIN_CRC32C(crc);
 		if (!EQ_CRC32C(crc, file_crc))
 			reason = _("Its checksum does not match its contents.");
+		else if (contents->time_bits < 32 || contents->sequence_bits < 1 ||
+				 contents->time_bits + contents->datacenter_bits +
+				 contents->worker_bits + contents->sequence_bits > 63)
+			reason = _("It names a layout that is not valid.");
 		else if (contents->mark_ms < 0 ||
-				 contents->mark_ms > snowflake_layout.max_ms + 1)
-			reason = _("Its mark lies outside the 41 bits of time.");
+				 contents->mark_ms > (INT64CONST(1) << contents->time_bits))
+			reason = _("Its mark lies outside the time bits of its layout.");
 	}
 	CloseTransientFile(fd);
 	return reason;
@@ -1393,15 +1573,128 @@ snowflake_read_mark_file(SnowflakeSharedState *state)
 		return;
 	}
 
+	if (snowflake_layout_changed(&contents))
+	{
+		snowflake_accept_layout(state, &contents);
+		return;
+	}
 	state->file_mark = contents.mark_ms;
 	snowflake_raise_floor(state, contents.mark_ms);
 	pg_atomic_write_u64(&state->floor_clock_ms,
 						(uint64) contents.written_at_ms);
-	if (contents.epoch_unix_ms != snowflake_epoch_unix_ms)
+}
+
+/* Append to buf what changed from the mark file's epoch and layout. */
+static void
+snowflake_describe_change(StringInfo buf, const char *name, int64 was,
+						  int64 now)
+{
+	if (was == now)
+		return;
+	if (buf->len > 0)
+		appendStringInfoString(buf, "; ");
+	appendStringInfo(buf, _("%s was %lld and is now %lld"), name,
+					 (long long) was, (long long) now);
+}
+
+/* Was the mark file written under another epoch or layout? */
+static bool
+snowflake_layout_changed(const SnowflakeMarkFile *contents)
+{
+	return contents->epoch_unix_ms != snowflake_epoch_unix_ms ||
+		contents->time_bits != snowflake_layout.time_bits ||
+		contents->datacenter_bits != snowflake_layout.datacenter_bits ||
+		contents->worker_bits != snowflake_layout.worker_bits ||
+		contents->sequence_bits != snowflake_layout.sequence_bits;
+}
+
+/*
+ * The server starts with another epoch or layout than the mark file was
+ * written under.  IDs made under the new one could equal or fall below IDs
+ * already issued, so generation is refused, unless the operator accepts the
+ * change (snowflake.accept_layout_change).  Then every new ID must be
+ * greater than every old one, as a number: the old IDs all lie below the
+ * old mark's first ID, so generation resumes at the first millisecond of the
+ * new layout whose IDs lie above that.  If no such millisecond exists, or
+ * the server did not shut down cleanly (crash recovery would replay marks
+ * of the old layout), the change is refused all the same.
+ */
+static void
+snowflake_accept_layout(SnowflakeSharedState *state,
+						const SnowflakeMarkFile *contents)
+{
+	StringInfoData change;
+	SnowflakeLayout old_layout;
+	uint64		old_bound;
+	int64		floor_ms;
+
+	initStringInfo(&change);
+	snowflake_describe_change(&change, "snowflake.epoch (ms since 1970)",
+							  contents->epoch_unix_ms, snowflake_epoch_unix_ms);
+	snowflake_describe_change(&change, "snowflake.time_bits",
+							  contents->time_bits, snowflake_layout.time_bits);
+	snowflake_describe_change(&change, "snowflake.datacenter_bits",
+							  contents->datacenter_bits,
+							  snowflake_layout.datacenter_bits);
+	snowflake_describe_change(&change, "snowflake.worker_bits",
+							  contents->worker_bits,
+							  snowflake_layout.worker_bits);
+	snowflake_describe_change(&change, "snowflake.sequence_bits",
+							  contents->sequence_bits,
+							  snowflake_layout.sequence_bits);
+
+	snowflake_layout_init(&old_layout, contents->time_bits,
+						  contents->datacenter_bits, contents->worker_bits,
+						  contents->sequence_bits);
+	old_bound = (uint64) contents->mark_ms << old_layout.time_shift;
+	floor_ms = (int64) ((old_bound - 1) >> snowflake_layout.time_shift) + 1;
+	if (old_bound == 0)
+		floor_ms = 0;
+
+	if (!snowflake_accept_layout_change)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. IDs made now could equal or fall below IDs already issued."),
+										 change.data),
+								_("Restore the earlier settings, or set snowflake.accept_layout_change = on for one restart to resume above every earlier ID."));
+	else if (!snowflake_shut_down_cleanly())
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly, and recovery would replay marks of the earlier settings."),
+										 change.data),
+								_("Start once with the earlier settings and shut down cleanly, then change them."));
+	else if (floor_ms > snowflake_layout.max_ms)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. Every ID of the new layout lies below IDs already issued."),
+										 change.data),
+								_("Restore the earlier settings, or choose a layout with more time bits."));
+	else if (!snowflake_write_mark_file(floor_ms, 0, LOG))
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, and the mark for the new settings could not be written."),
+										 change.data),
+								_("See the server log for why the file could not be written."));
+	else
+	{
 		ereport(LOG,
-				(errmsg("snowflake.epoch has changed since the high-water mark was written"),
-				 errdetail("IDs resume at the mark, %lld ms after the current epoch.",
-						   (long long) contents.mark_ms)));
+				(errmsg("snowflake accepted a change of epoch or layout; IDs resume at %lld ms after the epoch, above every earlier ID",
+						(long long) floor_ms),
+				 errdetail("Since the high-water mark was written, %s.",
+						   change.data),
+				 errhint("Remove snowflake.accept_layout_change from the configuration.")));
+		state->file_mark = floor_ms;
+		snowflake_raise_floor(state, floor_ms);
+		/* not the clock's fault if the new floor lies ahead of it */
+		pg_atomic_write_u64(&state->floor_clock_ms, 0);
+	}
+	pfree(change.data);
+}
+
+/* Refuse generation at start: the epoch or layout changed. */
+static void
+snowflake_refuse_layout(const char *reason, const char *hint)
+{
+	snowflake_state->layout_changed = true;
+	strlcpy(snowflake_state->layout_hint, hint,
+			sizeof(snowflake_state->layout_hint));
+	snowflake_invalidate_mark(reason);
+	ereport(LOG,
+			(errmsg("snowflake epoch or layout changed since the high-water mark was written; ID generation is disabled"),
+			 errdetail_internal("%s", reason),
+			 errhint("%s", hint)));
 }
 
 /* Write the temporary mark file, fsynced, and rename it into place. */
@@ -1417,6 +1710,10 @@ snowflake_write_mark_file_steps(int64 mark_ms, int64 written_at_ms, int elevel)
 	contents.epoch_unix_ms = snowflake_epoch_unix_ms;
 	contents.mark_ms = mark_ms;
 	contents.written_at_ms = written_at_ms;
+	contents.time_bits = (uint8) snowflake_layout.time_bits;
+	contents.datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
+	contents.worker_bits = (uint8) snowflake_layout.worker_bits;
+	contents.sequence_bits = (uint8) snowflake_layout.sequence_bits;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeMarkFile, crc));
 	FIN_CRC32C(contents.crc);
@@ -1734,6 +2031,12 @@ static void
 snowflake_report_invalid_mark(void)
 {
 	pg_read_barrier();
+	if (snowflake_state->layout_changed)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake epoch or layout changed since the high-water mark was written"),
+				 errdetail_internal("%s", snowflake_state->mark_invalid_reason),
+				 errhint("%s", snowflake_state->layout_hint)));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("snowflake high-water mark file \"%s\" is invalid",
@@ -2348,15 +2651,17 @@ snowflake_last_id(PG_FUNCTION_ARGS)
 }
 
 /*
- * Decode id into (ts, datacenter_id, worker_id, sequence), counting time
- * from epoch (a PostgreSQL timestamp).
+ * Decode id into (ts, datacenter_id, worker_id, sequence) under layout,
+ * counting time in units of unit_ms from epoch (a PostgreSQL timestamp).
  */
 static Datum
-snowflake_decode(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch)
+snowflake_decode(FunctionCallInfo fcinfo, const SnowflakeLayout *layout,
+				 int64 id, TimestampTz epoch, int64 unit_ms)
 {
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
+	int			used_bits = layout->time_shift + layout->time_bits;
 	int64		ms;
 	TimestampTz ts;
 
@@ -2365,27 +2670,36 @@ snowflake_decode(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid snowflake ID: %lld", (long long) id),
 				 errdetail("Snowflake IDs are never negative: bit 63 is always 0.")));
+	if (used_bits < 63 && (id >> used_bits) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: %lld", (long long) id),
+				 errdetail("The layout uses the low %d bits of an ID, and this one has higher bits set.",
+						   used_bits)));
 	if (TIMESTAMP_NOT_FINITE(epoch))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake epoch must be finite")));
 
-	ms = snowflake_id_ms(&snowflake_layout, id);
-	if (pg_add_s64_overflow(epoch, ms * 1000, &ts) || !IS_VALID_TIMESTAMP(ts))
+	ms = snowflake_id_ms(layout, id);
+	if (pg_mul_s64_overflow(ms, unit_ms * 1000, &ts) ||
+		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range"),
+				 unit_ms == 1 ?
 				 errdetail("Snowflake ID %lld lies %lld ms after the epoch, past the largest timestamp.",
-						   (long long) id, (long long) ms)));
+						   (long long) id, (long long) ms) :
+				 errdetail("Snowflake ID %lld lies %lld units of %lld ms after the epoch, past the largest timestamp.",
+						   (long long) id, (long long) ms, (long long) unit_ms)));
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
 	values[0] = TimestampTzGetDatum(ts);
-	values[1] = Int32GetDatum(snowflake_id_datacenter(&snowflake_layout, id));
-	values[2] = Int32GetDatum(snowflake_id_worker(&snowflake_layout, id));
-	values[3] = Int32GetDatum((int32) snowflake_id_sequence(&snowflake_layout,
-															id));
+	values[1] = Int32GetDatum(snowflake_id_datacenter(layout, id));
+	values[2] = Int32GetDatum(snowflake_id_worker(layout, id));
+	values[3] = Int32GetDatum((int32) snowflake_id_sequence(layout, id));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -2414,20 +2728,78 @@ snowflake_configured_epoch(void)
 	return (snowflake_epoch_unix_ms - SNOWFLAKE_UNIX_TO_PG_MS) * 1000;
 }
 
-/* snowflake_parse(id bigint): decode with the configured epoch */
+/* snowflake_parse(id bigint): decode with the configured epoch and layout */
 Datum
 snowflake_parse(PG_FUNCTION_ARGS)
 {
-	return snowflake_decode(fcinfo, PG_GETARG_INT64(0),
-							snowflake_configured_epoch());
+	return snowflake_decode(fcinfo, snowflake_configured_layout(),
+							PG_GETARG_INT64(0),
+							snowflake_configured_epoch(), 1);
 }
 
-/* snowflake_parse(id bigint, epoch timestamptz): decode with another epoch */
+/*
+ * snowflake_parse(id bigint, epoch timestamptz): decode an ID of Twitter's
+ * layout with another epoch.  Twitter's layout, not the server's, so that
+ * the function depends on its arguments alone.
+ */
 Datum
 snowflake_parse_with_epoch(PG_FUNCTION_ARGS)
 {
-	return snowflake_decode(fcinfo, PG_GETARG_INT64(0),
-							PG_GETARG_TIMESTAMPTZ(1));
+	SnowflakeLayout twitter;
+
+	snowflake_layout_init(&twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
+						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						  SNOWFLAKE_DEFAULT_WORKER_BITS,
+						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	return snowflake_decode(fcinfo, &twitter, PG_GETARG_INT64(0),
+							PG_GETARG_TIMESTAMPTZ(1), 1);
+}
+
+/*
+ * snowflake_parse(id, epoch, time_bits, datacenter_bits, worker_bits,
+ * sequence_bits, time_unit_ms): decode an ID of any layout, such as a
+ * 53-bit one or another system's.  Widths of 0 are allowed for every part
+ * but time; time counts units of time_unit_ms (10 for Sonyflake).
+ */
+Datum
+snowflake_parse_with_layout(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout layout;
+	int			widths[4];
+	static const char *const names[4] = {
+		"time_bits", "datacenter_bits", "worker_bits", "sequence_bits"
+	};
+	int			total = 0;
+	int32		unit_ms = PG_GETARG_INT32(6);
+
+	for (int i = 0; i < 4; i++)
+	{
+		int			max_width = i == 0 ? 63 : i == 3 ? 31 : SNOWFLAKE_MAX_NODE_BITS;
+
+		widths[i] = PG_GETARG_INT32(i + 2);
+		if (widths[i] < (i == 0 ? 1 : 0) || widths[i] > max_width)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid snowflake layout: %s is %d",
+							names[i], widths[i]),
+					 errdetail("%s must be from %d to %d.", names[i],
+							   i == 0 ? 1 : 0, max_width)));
+		total += widths[i];
+	}
+	if (total > 63)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+						total),
+				 errdetail("The four widths must add up to at most 63.")));
+	if (unit_ms < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake time unit: %d ms", unit_ms),
+				 errdetail("The time unit must be at least 1 ms.")));
+	snowflake_layout_init(&layout, widths[0], widths[1], widths[2], widths[3]);
+	return snowflake_decode(fcinfo, &layout, PG_GETARG_INT64(0),
+							PG_GETARG_TIMESTAMPTZ(1), unit_ms);
 }
 
 /*---- WAL resource manager ----*/
