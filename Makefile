@@ -1,38 +1,60 @@
 # snowflake: Twitter-Snowflake IDs generated inside PostgreSQL
 
 EXTENSION = snowflake
-EXTVERSION = 1.1
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'$$/\1/p" $(srcdir)/$(EXTENSION).control)
 
 MODULE_big = snowflake
 OBJS = snowflake.o registry.o
-DATA = snowflake--1.0.sql snowflake--$(EXTVERSION).sql snowflake--1.0--1.1.sql
+# every install and upgrade script, relative to the source directory
+DATA = $(notdir $(wildcard $(srcdir)/snowflake--*.sql))
 PGFILEDESC = "snowflake - Twitter-Snowflake IDs generated inside PostgreSQL"
 
 # Tests run against throwaway servers that pg_regress starts itself.
 REGRESS = layout generate errors
-REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=./test/preload.conf
+REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=$(srcdir)/test/preload.conf
 ISOLATION = interleave
-ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=./test/preload.conf
+ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=$(srcdir)/test/preload.conf
 TAP_TESTS = 1
 
 # Tests that need a server without the preload.
 NOPRELOAD_REGRESS = nopreload registry
 
-PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter
+# Warnings are on for every build and errors for none: a packager's compiler
+# must not fail on them.  CI turns them into errors on the command line
+# (make PG_CFLAGS=-Werror, which this appends to), and builds once more with
+# PG_CPPFLAGS=-DUSE_ASSERT_CHECKING.
+override PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter
 
-# the registry worker is a libpq client, as contrib/dblink is
-PG_CPPFLAGS = -I$(libpq_srcdir)
+# The registry worker is a libpq client, as contrib/dblink is.  override, so
+# that CI's PG_CPPFLAGS=-DUSE_ASSERT_CHECKING adds to this.
+override PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: installcheck-nopreload
+# PGXS passes the flags PostgreSQL was built with, and Debian builds it with
+# gcc.  clang rejects -fexcess-precision=standard and does not know some of
+# gcc's warning options, and PostgreSQL's headers mark printf-like functions
+# gnu_printf, which clang ignores with a warning; drop those flags and that
+# warning, so that make CC=clang builds cleanly.
+ifneq (,$(findstring clang,$(shell $(CC) --version 2>/dev/null)))
+override CFLAGS := $(filter-out -fexcess-precision=standard -Wimplicit-fallthrough=3 \
+	-Wno-format-truncation -Wno-stringop-truncation,$(CFLAGS)) \
+	-Wimplicit-fallthrough -Wno-ignored-attributes
+endif
+
+.PHONY: installcheck-nopreload dist
 installcheck-nopreload:
 	mkdir -p ./output_nopreload
 	$(pg_regress_installcheck) --temp-instance=./tmp_check_nopreload \
-		--temp-config=./test/nopreload.conf \
+		--temp-config=$(srcdir)/test/nopreload.conf \
 		--outputdir=./output_nopreload $(NOPRELOAD_REGRESS)
+
+# The PGXN upload: the committed tree as snowflake-<version>.zip.
+dist:
+	git archive --format zip --prefix=$(EXTENSION)-$(EXTVERSION)/ \
+		--output $(EXTENSION)-$(EXTVERSION).zip HEAD
 
 EXTRA_CLEAN = tmp_check_nopreload output_nopreload tmp_check_iso output_iso

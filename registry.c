@@ -59,6 +59,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -139,6 +140,10 @@ static int	registry_takeover_delay = 10000;
 static int	registry_reclaim_lease = 86400;
 static bool registry_require_check_in = false;
 
+/* the server's datacenter id and largest worker id, set at start */
+static int	registry_datacenter_id = 0;
+static int	registry_max_worker_id = 0;
+
 /*---- function declarations ----*/
 
 PGDLLEXPORT void snowflake_registry_main(Datum main_arg);
@@ -152,12 +157,9 @@ static void registry_error(SnowflakeRegistryState *copy);
 
 /*---- settings and start ----*/
 
-/*
- * Define the registry settings (see snowflake.h).  Runs in _PG_init while
- * preloading, before the snowflake prefix is reserved.
- */
+/* Define the registry settings (see snowflake.h). */
 void
-snowflake_registry_init(bool worker_id_set)
+snowflake_registry_define_settings(GucContext start_context)
 {
 	DefineCustomStringVariable("snowflake.registry",
 							   "Connection string of the registry this server claims its worker id from.",
@@ -166,7 +168,7 @@ snowflake_registry_init(bool worker_id_set)
 							   "snowflake.worker_id.",
 							   &registry_conninfo,
 							   "",
-							   PGC_POSTMASTER,
+							   start_context,
 							   GUC_SUPERUSER_ONLY,
 							   NULL, NULL, NULL);
 
@@ -175,7 +177,8 @@ snowflake_registry_init(bool worker_id_set)
 							"The registry worker confirms this server's claim "
 							"this often.",
 							&registry_check_in_interval,
-							2000, 100, 3600 * 1000,
+							2000, SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS,
+							SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
@@ -187,7 +190,8 @@ snowflake_registry_init(bool worker_id_set)
 							"its holder has not checked in for this long. Keep "
 							"it a few check-in intervals.",
 							&registry_takeover_delay,
-							10000, 100, 24 * 3600 * 1000,
+							10000, SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS,
+							SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
@@ -198,7 +202,7 @@ snowflake_registry_init(bool worker_id_set)
 							"snowflake.max_lead, so that the new holder's IDs "
 							"lie past every ID the old one issued.",
 							&registry_reclaim_lease,
-							86400, 60, INT_MAX,
+							86400, SNOWFLAKE_REGISTRY_MIN_LEASE_S, INT_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
@@ -214,7 +218,43 @@ snowflake_registry_init(bool worker_id_set)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+}
 
+/* Is value a connection string libpq can parse (see snowflake.h)? */
+bool
+snowflake_registry_check_conninfo(const char *value, const char **detail)
+{
+	PQconninfoOption *options;
+	char	   *message = NULL;
+
+	if (value[0] == '\0')
+		return true;
+	options = PQconninfoParse(value, &message);
+	if (options != NULL)
+	{
+		PQconninfoFree(options);
+		return true;
+	}
+	if (message != NULL)
+	{
+		size_t		len = strlen(message);
+
+		while (len > 0 && message[len - 1] == '\n')
+			message[--len] = '\0';
+		*detail = MemoryContextStrdup(TopMemoryContext, message);
+		PQfreemem(message);
+	}
+	return false;
+}
+
+/*
+ * Start registry mode, if snowflake.registry is set (see snowflake.h).
+ * Runs in _PG_init while preloading.
+ */
+void
+snowflake_registry_start(bool worker_id_set, int datacenter_id,
+						 int max_worker_id)
+{
 	if (!snowflake_registry_enabled())
 		return;
 
@@ -224,6 +264,9 @@ snowflake_registry_init(bool worker_id_set)
 				 errmsg("\"snowflake.worker_id\" cannot be set when \"snowflake.registry\" is set"),
 				 errdetail("With a registry, this server claims its worker id from the registry."),
 				 errhint("Remove \"snowflake.worker_id\" from the configuration, or empty \"snowflake.registry\" to set the worker id by hand.")));
+
+	registry_datacenter_id = datacenter_id;
+	registry_max_worker_id = max_worker_id;
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = registry_shmem_request;
@@ -401,7 +444,7 @@ snowflake_registry_worker_id(void)
 {
 	int			worker_id = registry_state->worker_id;
 
-	Assert(worker_id >= 0 && worker_id <= SNOWFLAKE_MAX_WORKER_ID);
+	Assert(worker_id >= 0 && worker_id <= registry_max_worker_id);
 	return worker_id;
 }
 
@@ -423,7 +466,7 @@ registry_error(SnowflakeRegistryState *copy)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not generate a snowflake ID: the registry refused this server's claim"),
 					 errdetail("Worker id %d of datacenter %d is held by %s since %s; it last checked in at %s.",
-							   copy->holder_worker_id, snowflake_datacenter_id,
+							   copy->holder_worker_id, registry_datacenter_id,
 							   copy->holder, copy->holder_since,
 							   copy->holder_checked_in),
 					 errhint("This server may be a copy of a running server. The claim passes to this server only once its holder marks it idle or stops checking in for \"snowflake.registry_takeover_delay\".")));
@@ -432,7 +475,7 @@ registry_error(SnowflakeRegistryState *copy)
 			ereport(ERROR,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("could not generate a snowflake ID: all %d worker ids of datacenter %d are claimed",
-							SNOWFLAKE_MAX_WORKER_ID + 1, snowflake_datacenter_id),
+							registry_max_worker_id + 1, registry_datacenter_id),
 					 errhint("Release the claims of servers that are gone with snowflake_registry_release() on the registry, or set another \"snowflake.datacenter_id\".")));
 			break;
 		case CLAIM_UNREACHABLE:
@@ -447,13 +490,13 @@ registry_error(SnowflakeRegistryState *copy)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("could not generate a snowflake ID: this server's claim on worker id %d of datacenter %d was released on the registry",
-								copy->worker_id, snowflake_datacenter_id),
+								copy->worker_id, registry_datacenter_id),
 						 errhint("Restart the server to claim a worker id again.")));
 			else
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("could not generate a snowflake ID: this server's claim on worker id %d of datacenter %d has moved to another server",
-								copy->worker_id, snowflake_datacenter_id),
+								copy->worker_id, registry_datacenter_id),
 						 errdetail("It is held by %s since %s.",
 								   copy->holder, copy->holder_since),
 						 errhint("Another start of this server (a copy or a promoted standby) took the claim over while this one did not check in. Restart the server to claim a worker id again.")));
@@ -516,10 +559,10 @@ registry_read_cache(int *worker_id)
 		reason = "Its checksum does not match its contents.";
 	else if (contents.system_identifier != GetSystemIdentifier())
 		reason = "It was written by a server with another system identifier.";
-	else if (contents.datacenter_id != snowflake_datacenter_id)
+	else if (contents.datacenter_id != registry_datacenter_id)
 		reason = "It holds a claim in another datacenter.";
 	else if (contents.worker_id < 0 ||
-			 contents.worker_id > SNOWFLAKE_MAX_WORKER_ID)
+			 contents.worker_id > registry_max_worker_id)
 		reason = "Its worker id is out of range.";
 
 	if (reason != NULL)
@@ -543,15 +586,16 @@ registry_write_cache(int worker_id)
 	contents.magic = SNOWFLAKE_CLAIM_MAGIC;
 	contents.version = SNOWFLAKE_CLAIM_VERSION;
 	contents.system_identifier = GetSystemIdentifier();
-	contents.datacenter_id = snowflake_datacenter_id;
+	contents.datacenter_id = registry_datacenter_id;
 	contents.worker_id = worker_id;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeClaimFile, crc));
 	FIN_CRC32C(contents.crc);
 
-	(void) snowflake_write_file_durably(SNOWFLAKE_CLAIM_FILE,
-										SNOWFLAKE_CLAIM_TEMP_FILE,
-										&contents, sizeof(contents), LOG);
+	if (!snowflake_write_file_durably(SNOWFLAKE_CLAIM_FILE,
+									  SNOWFLAKE_CLAIM_TEMP_FILE,
+									  &contents, sizeof(contents), LOG))
+		(void) unlink(SNOWFLAKE_CLAIM_TEMP_FILE);
 }
 
 /*---- talking to the registry ----*/
@@ -860,26 +904,26 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 		case CLAIM_HELD:
 			ereport(LOG,
 					(errmsg("claimed snowflake worker id %d of datacenter %d from the registry",
-							worker_id, snowflake_datacenter_id)));
+							worker_id, registry_datacenter_id)));
 			break;
 		case CLAIM_CACHED:
 			ereport(LOG,
 					(errmsg("the snowflake registry cannot be used; generating with the cached claim on worker id %d of datacenter %d",
-							worker_id, snowflake_datacenter_id),
+							worker_id, registry_datacenter_id),
 					 errdetail_internal("%s", reason)));
 			break;
 		case CLAIM_REFUSED:
 			ereport(LOG,
 					(errmsg("the snowflake registry refused this server's claim; no IDs are generated until it passes to this server"),
 					 errdetail("Worker id %d of datacenter %d is held by %s since %s; it last checked in at %s.",
-							   answer->worker_id, snowflake_datacenter_id,
+							   answer->worker_id, registry_datacenter_id,
 							   answer->holder, answer->holder_since,
 							   answer->holder_checked_in)));
 			break;
 		case CLAIM_FULL:
 			ereport(LOG,
 					(errmsg("all %d snowflake worker ids of datacenter %d are claimed; no IDs are generated",
-							SNOWFLAKE_MAX_WORKER_ID + 1, snowflake_datacenter_id),
+							registry_max_worker_id + 1, registry_datacenter_id),
 					 errhint("Release the claims of servers that are gone with snowflake_registry_release() on the registry, or set another \"snowflake.datacenter_id\".")));
 			break;
 		case CLAIM_UNREACHABLE:
@@ -890,7 +934,7 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 		case CLAIM_LOST:
 			ereport(LOG,
 					(errmsg("this server's claim on snowflake worker id %d of datacenter %d has moved; no more IDs are generated",
-							worker_id, snowflake_datacenter_id),
+							worker_id, registry_datacenter_id),
 					 answer && answer->holder[0] != '\0' ?
 					 errdetail("It is held by %s since %s.",
 							   answer->holder, answer->holder_since) :
@@ -937,12 +981,13 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	char		port[12];
 	char		takeover[12];
 	char		lease[12];
+	char		max_worker[12];
 	char		preferred[12];
-	const char *params[10];
+	const char *params[11];
 	RegistryAnswer answer;
 	uint64		sent_us;
 
-	snprintf(datacenter, sizeof(datacenter), "%d", snowflake_datacenter_id);
+	snprintf(datacenter, sizeof(datacenter), "%d", registry_datacenter_id);
 	snprintf(system_identifier, sizeof(system_identifier), INT64_FORMAT,
 			 (int64) GetSystemIdentifier());
 	snprintf(timeline, sizeof(timeline), "%u", GetWALInsertionTimeLine());
@@ -952,6 +997,7 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	snprintf(port, sizeof(port), "%d", PostPortNumber);
 	snprintf(takeover, sizeof(takeover), "%d", registry_takeover_delay);
 	snprintf(lease, sizeof(lease), "%d", registry_reclaim_lease);
+	snprintf(max_worker, sizeof(max_worker), "%d", registry_max_worker_id);
 	snprintf(preferred, sizeof(preferred), "%d", cached_worker_id);
 	params[0] = datacenter;
 	params[1] = system_identifier;
@@ -962,11 +1008,12 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	params[6] = DataDir;
 	params[7] = takeover;
 	params[8] = lease;
-	params[9] = cached_worker_id >= 0 ? preferred : NULL;
+	params[9] = max_worker;
+	params[10] = cached_worker_id >= 0 ? preferred : NULL;
 	if (!registry_ask(conn,
 					  "snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7, "
-					  "$8 * interval '1 ms', $9 * interval '1 s', $10)",
-					  10, params, &answer, &sent_us, reason))
+					  "$8 * interval '1 ms', $9 * interval '1 s', $10, $11)",
+					  11, params, &answer, &sent_us, reason))
 		return false;
 
 	if (strcmp(answer.status, "claimed") == 0 &&
@@ -1002,7 +1049,7 @@ static void
 registry_claim_key(RegistryClaimKey *key)
 {
 	snprintf(key->datacenter, sizeof(key->datacenter), "%d",
-			 snowflake_datacenter_id);
+			 registry_datacenter_id);
 	snprintf(key->worker, sizeof(key->worker), "%d",
 			 snowflake_registry_worker_id());
 	key->params[0] = key->datacenter;

@@ -3,6 +3,21 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.1'" to load this file. \quit
 
+-- An ID of any layout, from any system, decoded with that system's epoch,
+-- widths and time unit (10 ms for Sonyflake). IMMUTABLE: the result depends
+-- on the arguments alone, so it can be indexed.
+CREATE FUNCTION snowflake_parse(id bigint, epoch timestamptz,
+	time_bits integer, datacenter_bits integer,
+	worker_bits integer, sequence_bits integer,
+	time_unit_ms integer DEFAULT 1,
+	OUT ts timestamptz,
+	OUT datacenter_id integer,
+	OUT worker_id integer,
+	OUT sequence integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_parse_with_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- The worker id registry: on the registry server, the claims of every server
 -- that sets snowflake.registry to this database.  The registry server does
 -- not need the preload.  The registry worker of each server calls
@@ -14,8 +29,9 @@
 
 -- One row a claimed (datacenter_id, worker_id) pair.
 CREATE TABLE snowflake_claims (
-	datacenter_id integer NOT NULL CHECK (datacenter_id BETWEEN 0 AND 31),
-	worker_id integer NOT NULL CHECK (worker_id BETWEEN 0 AND 31),
+	-- the widths of the ids are the servers' layout (snowflake.*_bits)
+	datacenter_id integer NOT NULL CHECK (datacenter_id >= 0),
+	worker_id integer NOT NULL CHECK (worker_id >= 0),
 	-- the holder's system identifier, shared by its standbys and copies
 	system_identifier bigint NOT NULL,
 	timeline integer,
@@ -59,7 +75,8 @@ CREATE TYPE snowflake_registry_answer AS (
 --     (the holder's or this server's, whichever is longer); otherwise it is
 --     refused (a copy of a running server, or a crash restart too early);
 --   * otherwise the preferred id (this server's cached claim), if free, then
---     the lowest free id;
+--     the lowest free id up to max_worker_id (the server's layout decides
+--     how many worker ids a datacenter has);
 --   * otherwise the claim that has not checked in for the longest, if that
 --     is longer than the reclaim lease; otherwise the datacenter is full.
 -- VOLATILE: it changes the table. search_path is fixed at creation, so the
@@ -74,6 +91,7 @@ CREATE FUNCTION snowflake_registry_claim(
 	data_directory text,
 	takeover_delay interval,
 	reclaim_lease interval,
+	max_worker_id integer,
 	preferred_worker_id integer DEFAULT NULL)
 RETURNS snowflake_registry_answer
 LANGUAGE plpgsql VOLATILE
@@ -85,10 +103,12 @@ DECLARE
 	free_id integer;
 	now_ts timestamptz;
 BEGIN
-	IF datacenter_id IS NULL OR datacenter_id NOT BETWEEN 0 AND 31 THEN
-		RAISE EXCEPTION 'datacenter id % is out of range', datacenter_id
+	IF datacenter_id IS NULL OR datacenter_id < 0 OR
+	   max_worker_id IS NULL OR max_worker_id < 0 THEN
+		RAISE EXCEPTION 'datacenter id % or largest worker id % is out of range',
+			datacenter_id, max_worker_id
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'A datacenter id is from 0 to 31.';
+				  DETAIL = 'Both are integers from 0 up.';
 	END IF;
 	PERFORM pg_catalog.pg_advisory_xact_lock(1397641047,
 		snowflake_registry_claim.datacenter_id);
@@ -124,18 +144,32 @@ BEGIN
 			RETURNING * INTO c;
 		END IF;
 	ELSE
-		SELECT g INTO free_id
-		FROM pg_catalog.generate_series(0, 31) g
-		WHERE NOT EXISTS (SELECT FROM snowflake_claims s
+		-- the preferred id, else 0, else the lowest id just above a claimed
+		-- one that is free
+		IF preferred_worker_id BETWEEN 0 AND max_worker_id AND
+		   NOT EXISTS (SELECT FROM snowflake_claims s
+					   WHERE s.datacenter_id = snowflake_registry_claim.datacenter_id
+						 AND s.worker_id = preferred_worker_id) THEN
+			free_id := preferred_worker_id;
+		ELSIF NOT EXISTS (SELECT FROM snowflake_claims s
 						  WHERE s.datacenter_id = snowflake_registry_claim.datacenter_id
-							AND s.worker_id = g)
-		ORDER BY g IS NOT DISTINCT FROM preferred_worker_id DESC, g
-		LIMIT 1;
+							AND s.worker_id = 0) THEN
+			free_id := 0;
+		ELSE
+			SELECT pg_catalog.min(s.worker_id) + 1 INTO free_id
+			FROM snowflake_claims s
+			WHERE s.datacenter_id = snowflake_registry_claim.datacenter_id
+			  AND s.worker_id < max_worker_id
+			  AND NOT EXISTS (SELECT FROM snowflake_claims n
+							  WHERE n.datacenter_id = s.datacenter_id
+								AND n.worker_id = s.worker_id + 1);
+		END IF;
 		IF free_id IS NULL THEN
 			DELETE FROM snowflake_claims s
 			WHERE (s.datacenter_id, s.worker_id) =
 				(SELECT o.datacenter_id, o.worker_id FROM snowflake_claims o
 				 WHERE o.datacenter_id = snowflake_registry_claim.datacenter_id
+				   AND o.worker_id <= max_worker_id
 				   AND o.checked_in_at < now_ts - reclaim_lease
 				 ORDER BY o.checked_in_at
 				 LIMIT 1

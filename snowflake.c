@@ -25,12 +25,16 @@
  * wait on a backend that has been descheduled, and two backends can never
  * own the same tick.  Since every issued tick was installed into the word,
  * the word is always the largest tick ever issued, so every ID is greater
- * than all IDs issued before it, by any backend.
+ * than all IDs issued before it, by any backend.  Like nextval(), generating
+ * is refused in a read-only transaction and during recovery.
  *
  * The generator may run ahead of the wall clock by at most snowflake.max_lead
  * milliseconds (0 by default); beyond that it waits, for the next
  * millisecond when a millisecond's sequence is used up, or for a clock that
- * has stepped back for at most snowflake.max_clock_wait, and then errors.
+ * has stepped back for at most snowflake.max_clock_wait, and then errors.  A
+ * clock that jumps forward further than the monotonic clock moved, by more
+ * than snowflake.max_clock_jump, is refused before any ID carries its time,
+ * so that one bad reading cannot use up the ID space.
  *
  * Shared memory is empty after a restart, so the generator also keeps a
  * durable high-water mark: a millisecond that no issued ID has reached.  The
@@ -42,15 +46,20 @@
  * SNOWFLAKE_MARK_STRIDE_MS ahead under mark_lock while every backend goes on
  * below the old one, so generating backends do no I/O.  Only a backend that
  * reaches the mark itself (the writer is not running, or is slower than
- * generation) writes it, or waits for the writer.  At server start
- * generation resumes at the mark, so
- * a restart or crash never repeats an ID even when the clock went back; a
- * clean shutdown writes the exact mark so that a restart does not have to
- * wait for the clock.  The same mark is WAL-logged through a custom resource
- * manager before it is used, so a standby that replays a commit has also
- * replayed a mark above every ID that transaction could hold; after
- * promotion it resumes above that mark.  The file does not depend on
- * synchronous_commit.
+ * generation) writes it, or waits for the writer on a condition variable,
+ * which a cancel interrupts.  At server start generation resumes at the
+ * mark, so a restart or crash never repeats an ID even when the clock went
+ * back; a clean shutdown writes the exact mark so that a restart does not
+ * have to wait for the clock.
+ *
+ * The same mark is WAL-logged through a custom resource manager before it is
+ * used, so a standby that replays a commit has also replayed a mark above
+ * every ID that transaction could hold; after promotion it resumes above
+ * that mark.  The mark writer logs the mark again after each checkpoint, so
+ * that the WAL a crash recovery replays always holds it: a mark file found
+ * below it was replaced by an older copy, and generation is refused rather
+ * than resumed under it.  The same check is made before each write of the
+ * file.  The file does not depend on synchronous_commit.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -59,16 +68,21 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "access/xlogrecovery.h"
+#include "catalog/pg_control.h"
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "port/atomics.h"
 #include "port/pg_crc32c.h"
 #include "portability/instr_time.h"
@@ -76,12 +90,14 @@
 #include "postmaster/interrupt.h"
 #include "replication/syncrep.h"
 #include "replication/walsender_private.h"
+#include "storage/condition_variable.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
+#include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
@@ -95,19 +111,95 @@ PG_MODULE_MAGIC;
 
 /*---- ID layout: the one place that knows the widths ----*/
 
-#define SNOWFLAKE_SEQUENCE_BITS		12
-#define SNOWFLAKE_TIME_BITS			41
-/* SNOWFLAKE_WORKER_BITS and SNOWFLAKE_DATACENTER_BITS are in snowflake.h */
+/*
+ * An ID is the low time + datacenter + worker + sequence bits of a positive
+ * bigint, from high to low: milliseconds since the epoch, datacenter id,
+ * worker id, sequence within the millisecond.  The bits above stay 0.  A
+ * layout holds the four widths and what follows from them; every function
+ * that composes or takes apart an ID goes through one.  The server's own is
+ * snowflake_layout; foreign IDs decode with one made for them.
+ */
+typedef struct SnowflakeLayout
+{
+	int			time_bits;
+	int			datacenter_bits;
+	int			worker_bits;
+	int			sequence_bits;
+	int			worker_shift;	/* = sequence_bits */
+	int			datacenter_shift;	/* = worker_shift + worker_bits */
+	int			time_shift;		/* = datacenter_shift + datacenter_bits */
+	int64		max_sequence;
+	int			max_worker_id;
+	int			max_datacenter_id;
+	int64		max_ms;			/* the last millisecond an ID can carry */
+} SnowflakeLayout;
 
-#define SNOWFLAKE_WORKER_SHIFT		SNOWFLAKE_SEQUENCE_BITS
-#define SNOWFLAKE_DATACENTER_SHIFT	(SNOWFLAKE_WORKER_SHIFT + SNOWFLAKE_WORKER_BITS)
-#define SNOWFLAKE_TIME_SHIFT		(SNOWFLAKE_DATACENTER_SHIFT + SNOWFLAKE_DATACENTER_BITS)
+/* Twitter's layout, the default */
+#define SNOWFLAKE_DEFAULT_TIME_BITS			41
+#define SNOWFLAKE_DEFAULT_DATACENTER_BITS	5
+#define SNOWFLAKE_DEFAULT_WORKER_BITS		5
+#define SNOWFLAKE_DEFAULT_SEQUENCE_BITS		12
 
-#define SNOWFLAKE_MAX_SEQUENCE		((INT64CONST(1) << SNOWFLAKE_SEQUENCE_BITS) - 1)
-#define SNOWFLAKE_MAX_MS			((INT64CONST(1) << SNOWFLAKE_TIME_BITS) - 1)
+StaticAssertDecl(SNOWFLAKE_DEFAULT_TIME_BITS + SNOWFLAKE_DEFAULT_DATACENTER_BITS +
+				 SNOWFLAKE_DEFAULT_WORKER_BITS + SNOWFLAKE_DEFAULT_SEQUENCE_BITS == 63,
+				 "Twitter's layout uses bits 0-62 exactly");
 
-StaticAssertDecl(SNOWFLAKE_TIME_SHIFT + SNOWFLAKE_TIME_BITS == 63,
-				 "a snowflake ID must use bits 0-62 exactly");
+/* the server's layout */
+static SnowflakeLayout snowflake_layout;
+
+/* Fill in layout from its four widths, which the caller has checked. */
+static void
+snowflake_layout_init(SnowflakeLayout *layout, int time_bits,
+					  int datacenter_bits, int worker_bits, int sequence_bits)
+{
+	layout->time_bits = time_bits;
+	layout->datacenter_bits = datacenter_bits;
+	layout->worker_bits = worker_bits;
+	layout->sequence_bits = sequence_bits;
+	layout->worker_shift = sequence_bits;
+	layout->datacenter_shift = layout->worker_shift + worker_bits;
+	layout->time_shift = layout->datacenter_shift + datacenter_bits;
+	layout->max_sequence = (INT64CONST(1) << sequence_bits) - 1;
+	layout->max_worker_id = (1 << worker_bits) - 1;
+	layout->max_datacenter_id = (1 << datacenter_bits) - 1;
+	layout->max_ms = (int64) ((UINT64CONST(1) << time_bits) - 1);
+}
+
+/* The parts of an ID, which the caller has checked is not negative. */
+static inline int64
+snowflake_id_ms(const SnowflakeLayout *layout, int64 id)
+{
+	return (id >> layout->time_shift) & layout->max_ms;
+}
+
+static inline int
+snowflake_id_datacenter(const SnowflakeLayout *layout, int64 id)
+{
+	return (int) ((id >> layout->datacenter_shift) & layout->max_datacenter_id);
+}
+
+static inline int
+snowflake_id_worker(const SnowflakeLayout *layout, int64 id)
+{
+	return (int) ((id >> layout->worker_shift) & layout->max_worker_id);
+}
+
+static inline int64
+snowflake_id_sequence(const SnowflakeLayout *layout, int64 id)
+{
+	return id & layout->max_sequence;
+}
+
+/* An ID from its parts, each of which the caller has checked fits. */
+static inline int64
+snowflake_compose_id(const SnowflakeLayout *layout, int64 ms,
+					 int datacenter_id, int worker_id, int64 sequence)
+{
+	return (int64) (((uint64) ms << layout->time_shift) |
+					((uint64) datacenter_id << layout->datacenter_shift) |
+					((uint64) worker_id << layout->worker_shift) |
+					(uint64) sequence);
+}
 
 /* Twitter's epoch, 2010-11-04 01:42:54.657 UTC */
 #define SNOWFLAKE_DEFAULT_EPOCH		"2010-11-04 01:42:54.657+00"
@@ -142,16 +234,28 @@ StaticAssertDecl(SNOWFLAKE_TIME_SHIFT + SNOWFLAKE_TIME_BITS == 63,
  */
 #define SNOWFLAKE_WRITER_ACTIVE_MS	60000
 
+/*
+ * How often an idle mark writer looks whether a checkpoint has passed the
+ * mark's last WAL record, so that it logs the mark again.
+ */
+#define SNOWFLAKE_RELOG_CHECK_MS	1000
+
 #define SNOWFLAKE_MARK_FILE			"snowflake.mark"
 #define SNOWFLAKE_MARK_TEMP_FILE	SNOWFLAKE_MARK_FILE ".tmp"
 #define SNOWFLAKE_MARK_MAGIC		0x534E4F57	/* "SNOW" */
-#define SNOWFLAKE_MARK_VERSION		1
+#define SNOWFLAKE_MARK_VERSION		2
 
 /*
  * The mark file.  mark_ms counts milliseconds since the epoch in force when
  * it was written, so it bounds the time field of the IDs themselves; the
- * epoch is kept to explain a mark that looks far off after the epoch was
- * changed.
+ * epoch and the layout are kept so that a server restarted with another of
+ * either does not resume under a mark that means something else (see
+ * snowflake_check_layout).  written_at_ms is the clock when the mark was
+ * written a stride ahead, on the same scale, so that after a restart a mark
+ * still ahead of a clock that has not gone back is known to be the stride,
+ * not a clock fault; the exact mark of a clean shutdown has no stride, and
+ * records itself.  Version 1 files, written by snowflake 1.0, end before
+ * written_at_ms, and their layout is Twitter's; they are still read.
  */
 typedef struct SnowflakeMarkFile
 {
@@ -159,8 +263,17 @@ typedef struct SnowflakeMarkFile
 	uint32		version;
 	int64		epoch_unix_ms;
 	int64		mark_ms;
+	int64		written_at_ms;
+	uint8		time_bits;
+	uint8		datacenter_bits;
+	uint8		worker_bits;
+	uint8		sequence_bits;
 	pg_crc32c	crc;			/* of everything above */
 } SnowflakeMarkFile;
+
+/* the size of a version 1 file, and how much of it its checksum covers */
+#define SNOWFLAKE_MARK_V1_CRC_OFFSET	offsetof(SnowflakeMarkFile, written_at_ms)
+#define SNOWFLAKE_MARK_V1_SIZE		32
 
 /*
  * WAL resource manager for the mark.  Custom resource manager ids are
@@ -175,9 +288,88 @@ typedef struct xl_snowflake_mark
 	int64		mark_ms;
 } xl_snowflake_mark;
 
-/* the error for a clock behind, which the server log gets once an episode */
+/*
+ * Refusals that every generating call gets while a condition lasts.  The
+ * server log gets one message when such an episode begins and one when it
+ * ends, not one per call (see snowflake_emit_log).
+ */
 #define SNOWFLAKE_CLOCK_BEHIND_MESSAGE \
 	"could not generate a snowflake ID: the clock is behind"
+#define SNOWFLAKE_RESUMING_MESSAGE \
+	"could not generate a snowflake ID: resuming above the high-water mark"
+#define SNOWFLAKE_CLOCK_JUMP_MESSAGE \
+	"could not generate a snowflake ID: the clock jumped forward"
+
+/*---- settings ----*/
+
+#define SNOWFLAKE_MAX_CLOCK_WAIT_MS (3600 * 1000)
+
+/*
+ * Every snowflake setting, with what a valid value is.  This list is what a
+ * setting name is checked against, in postgresql.conf and in SET, whatever
+ * the case of its letters, and what values are checked against where
+ * PostgreSQL's own checks are looser (see snowflake_check_setting_value).
+ */
+typedef enum SnowflakeSettingKind
+{
+	SNOWFLAKE_SETTING_NODE_ID,	/* a plain integer that fits its width */
+	SNOWFLAKE_SETTING_WIDTH,	/* a plain integer, min_value to max_value */
+	SNOWFLAKE_SETTING_EPOCH,	/* see snowflake_parse_epoch */
+	SNOWFLAKE_SETTING_DURATION, /* an integer with units, min_value to
+								 * max_value */
+	SNOWFLAKE_SETTING_BOOL,
+	SNOWFLAKE_SETTING_CONNINFO	/* see snowflake_registry_check_conninfo */
+} SnowflakeSettingKind;
+
+typedef struct SnowflakeSetting
+{
+	const char *name;
+	SnowflakeSettingKind kind;
+	int			min_value;
+	int			max_value;
+	int			unit_flags;		/* GUC_UNIT_* for a duration */
+	const char *valid;			/* "must be ..."; for node ids, see
+								 * snowflake_node_id_max */
+} SnowflakeSetting;
+
+/* the largest node ids any layout allows, to define the settings with */
+#define SNOWFLAKE_MAX_NODE_BITS		30
+
+static const SnowflakeSetting snowflake_settings[] = {
+	{"snowflake.time_bits", SNOWFLAKE_SETTING_WIDTH, 32, 63, 0,
+	"an integer from 32 to 63"},
+	{"snowflake.datacenter_bits", SNOWFLAKE_SETTING_WIDTH,
+	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+	{"snowflake.worker_bits", SNOWFLAKE_SETTING_WIDTH,
+	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+	{"snowflake.sequence_bits", SNOWFLAKE_SETTING_WIDTH, 1, 31, 0,
+	"an integer from 1 to 31"},
+	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
+	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
+	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, 0, NULL},
+	{"snowflake.accept_layout_change", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
+	"a Boolean value"},
+	{"snowflake.max_clock_wait", SNOWFLAKE_SETTING_DURATION,
+	0, SNOWFLAKE_MAX_CLOCK_WAIT_MS, GUC_UNIT_MS, "a duration from 0 to 1h"},
+	{"snowflake.max_lead", SNOWFLAKE_SETTING_DURATION,
+	0, INT_MAX, GUC_UNIT_MS, "a duration from 0 to 2147483647ms (24.8 days)"},
+	{"snowflake.max_clock_jump", SNOWFLAKE_SETTING_DURATION,
+	0, INT_MAX, GUC_UNIT_S, "a duration from 0 (no limit) to 2147483647s"},
+	/* the registry's, defined in registry.c */
+	{"snowflake.registry", SNOWFLAKE_SETTING_CONNINFO, 0, 0, 0,
+	"a libpq connection string"},
+	{"snowflake.registry_check_in_interval", SNOWFLAKE_SETTING_DURATION,
+	SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS, SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS,
+	GUC_UNIT_MS, "a duration from 100ms to 1h"},
+	{"snowflake.registry_takeover_delay", SNOWFLAKE_SETTING_DURATION,
+	SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS, SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS,
+	GUC_UNIT_MS, "a duration from 100ms to 1d"},
+	{"snowflake.registry_reclaim_lease", SNOWFLAKE_SETTING_DURATION,
+	SNOWFLAKE_REGISTRY_MIN_LEASE_S, INT_MAX, GUC_UNIT_S,
+	"a duration from 1min to 2147483647s"},
+	{"snowflake.registry_require_check_in", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
+	"a Boolean value"},
+};
 
 /*---- shared state ----*/
 
@@ -185,37 +377,57 @@ typedef struct xl_snowflake_mark
  * Everything all backends share.  last_tick and durable_mark are read and
  * advanced with atomics only; mark_lock is held only by the one process (the
  * mark writer, or a backend) that writes a new mark, and never while waiting
- * for a standby or while an ID is being chosen.  mark_writer_latch is set and cleared by the mark writer
- * alone and read without a lock, as PostgreSQL does with the WAL writer's
- * latch: at worst a backend sets a latch that no longer matters.
- * mark_invalid and its reason are set once at startup and only read
- * afterwards.
+ * for a standby or while an ID is being chosen.  A backend that needs a new
+ * mark while another process holds the lock sleeps on mark_cv, which is
+ * broadcast whenever the lock is released or a mark published, so that the
+ * wait can be cancelled.  mark_writer_latch is set and cleared by the mark
+ * writer alone and read without a lock, as PostgreSQL does with the WAL
+ * writer's latch: at worst a backend sets a latch that no longer matters.
+ * mark_invalid is set at startup, in redo, or under mark_lock when the file
+ * is found to have gone backwards, always after its reason, and never
+ * cleared.
  */
 typedef struct SnowflakeSharedState
 {
 	pg_atomic_uint64 last_tick; /* largest tick issued, or the floor - 1 */
+	pg_atomic_uint64 floor_tick;	/* last_tick as the mark set it at start
+									 * or in redo */
+	pg_atomic_uint64 floor_clock_ms;	/* the clock when that mark was
+										 * written, or PG_INT64_MAX if not
+										 * known */
 	pg_atomic_uint64 durable_mark;	/* no ID reaches this ms until a larger
 									 * mark is durable */
 	LWLock	   *mark_lock;		/* serialises writers of the mark */
+	ConditionVariable mark_cv;	/* mark_lock released or mark published */
 	int64		written_mark;	/* largest mark in the file and WAL, which
 								 * synchronous standbys may not have yet;
 								 * under mark_lock */
-	XLogRecPtr	written_lsn;	/* its WAL record; under mark_lock */
+	XLogRecPtr	written_lsn;	/* its last WAL record; under mark_lock */
+	int64		file_mark;		/* the mark the file holds, as last read or
+								 * written; under mark_lock */
+	int64		clock_ref_ms;	/* the clock at the last mark write ... */
+	int64		monotonic_ref_ms;	/* ... and the monotonic clock then;
+									 * both under mark_lock */
 	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
 	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 
 	/* counters for a status view */
 	pg_atomic_uint64 sequence_waits;	/* calls that waited for the next ms */
 	pg_atomic_uint64 clock_behind_waits;	/* calls that waited for the clock */
-	pg_atomic_uint64 clock_behind_errors;	/* calls refused, clock behind */
+	pg_atomic_uint64 clock_errors;	/* calls refused: clock behind, resuming
+									 * above the mark, or clock jumped */
 	pg_atomic_uint64 leads_taken;	/* IDs issued ahead of the clock */
 	pg_atomic_uint64 mark_writes;	/* marks made durable */
-	pg_atomic_uint32 clock_behind_logged;	/* current episode already logged */
-	pg_atomic_uint64 episode_first_error;	/* clock_behind_errors when the
-											 * current episode began */
+	pg_atomic_uint32 refusal_logged;	/* current refusal episode logged */
+	pg_atomic_uint64 episode_first_error;	/* clock_errors when the current
+											 * episode began */
+	pg_atomic_uint32 redo_write_failed; /* a replayed mark is not on disk */
 
-	bool		mark_invalid;	/* the mark file could not be trusted */
-	char		mark_invalid_reason[256];
+	bool		mark_invalid;	/* generation is refused for good ... */
+	bool		mark_restored;	/* ... the true mark was written back */
+	bool		layout_changed; /* ... the epoch or layout changed */
+	char		layout_hint[256];	/* what to do about that */
+	char		mark_invalid_reason[512];
 } SnowflakeSharedState;
 
 /*---- local variables ----*/
@@ -225,18 +437,31 @@ static SnowflakeSharedState *snowflake_state = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static emit_log_hook_type prev_emit_log_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 /* the last ID this backend returned, for snowflake_last_id() */
 static int64 snowflake_session_last_id;
 static bool snowflake_session_has_last_id = false;
 
+/* this process is the mark writer */
+static bool snowflake_am_mark_writer = false;
+
 /*---- GUC variables ----*/
 
-int			snowflake_datacenter_id = 0;
+static int	snowflake_datacenter_id = 0;
 static int	snowflake_worker_id = 0;
 static char *snowflake_epoch_string = NULL;
 static int	snowflake_max_clock_wait = 1000;
 static int	snowflake_max_lead = 0;
+static int	snowflake_max_clock_jump = 3600;
+static int	snowflake_time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+static int	snowflake_datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+static int	snowflake_worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+static int	snowflake_sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+static bool snowflake_accept_layout_change = false;
+
+/* the module was preloaded: the server's layout is fixed at start */
+static bool snowflake_preloaded = false;
 
 /* the epoch parsed from snowflake.epoch, in milliseconds since 1970 */
 static int64 snowflake_epoch_unix_ms;
@@ -246,36 +471,63 @@ static int64 snowflake_epoch_unix_ms;
 void		_PG_init(void);
 PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg);
 
-/* this process is the mark writer */
-static bool snowflake_am_mark_writer = false;
-
 PG_FUNCTION_INFO_V1(snowflake_next_id);
 PG_FUNCTION_INFO_V1(snowflake_last_id);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_parse_with_epoch);
+PG_FUNCTION_INFO_V1(snowflake_parse_with_layout);
 
-static void snowflake_shmem_request(void);
-static void snowflake_shmem_startup(void);
-static void snowflake_shmem_shutdown(int code, Datum arg);
-static void snowflake_emit_log(ErrorData *edata);
-static void snowflake_read_mark_file(SnowflakeSharedState *state);
-static bool snowflake_write_mark_file(int64 mark_ms, int elevel);
-static void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
-static void snowflake_advance_mark(int64 needed_ms, int64 margin_ms,
-								   bool wait);
-static bool snowflake_standbys_have(XLogRecPtr lsn);
-static inline int64 snowflake_clock_ms(int *us_into_ms);
-static void snowflake_publish_mark(int64 mark_ms);
+static void snowflake_define_settings(GucContext start_context);
+static void snowflake_register_mark_writer(void);
+static void snowflake_set_layout(void);
+static const SnowflakeLayout *snowflake_configured_layout(void);
+static const SnowflakeSetting *snowflake_find_setting(const char *name);
+static bool snowflake_has_prefix(const char *name);
+static bool snowflake_check_setting_value(const SnowflakeSetting *setting,
+										  const char *value,
+										  const char **detail);
 static void snowflake_reject_unknown_settings(void);
-static void snowflake_mark_writer_detach(int code, Datum arg);
-static int64 snowflake_generate(void);
+static void snowflake_validate_preset(const SnowflakeSetting *setting,
+									  const char *raw);
+static void snowflake_check_config_files(void);
 static bool snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
 								  const char **detail);
 static bool snowflake_check_epoch(char **newval, void **extra, GucSource source);
 static void snowflake_assign_epoch(const char *newval, void *extra);
 static const char *snowflake_show_epoch(void);
-static void snowflake_validate_preset(const char *name, const char *raw,
-									  int max_value);
+static void snowflake_process_utility(PlannedStmt *pstmt,
+									  const char *queryString,
+									  bool readOnlyTree,
+									  ProcessUtilityContext context,
+									  ParamListInfo params,
+									  QueryEnvironment *queryEnv,
+									  DestReceiver *dest,
+									  QueryCompletion *qc);
+static void snowflake_shmem_request(void);
+static void snowflake_shmem_startup(void);
+static void snowflake_shmem_shutdown(int code, Datum arg);
+static void snowflake_read_mark_file(SnowflakeSharedState *state);
+static bool snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms,
+									  int elevel);
+static void snowflake_invalidate_mark(const char *reason);
+static bool snowflake_shut_down_cleanly(void);
+static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
+static void snowflake_accept_layout(SnowflakeSharedState *state,
+									const SnowflakeMarkFile *contents);
+static void snowflake_refuse_layout(const char *reason, const char *hint);
+static inline int64 snowflake_clock_ms(int *us_into_ms);
+static int64 snowflake_monotonic_ms(void);
+static void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
+static void snowflake_raise_tick_floor(SnowflakeSharedState *state,
+									   int64 mark_ms);
+static void snowflake_advance_mark(int64 needed_ms, int64 margin_ms);
+static void snowflake_try_advance_mark(int64 needed_ms, int64 margin_ms);
+static void snowflake_relog_mark(void);
+static bool snowflake_standbys_have(XLogRecPtr lsn);
+static void snowflake_publish_mark(int64 mark_ms);
+static void snowflake_emit_log(ErrorData *edata);
+static int64 snowflake_generate(void);
+static void snowflake_mark_writer_detach(int code, Datum arg);
 static void snowflake_redo(XLogReaderState *record);
 static void snowflake_desc(StringInfo buf, XLogReaderState *record);
 static const char *snowflake_identify(uint8 info);
@@ -287,69 +539,200 @@ static RmgrData snowflake_rmgr = {
 	.rm_identify = snowflake_identify,
 };
 
+/*---- module load and settings ----*/
 
 /*
- * Module load: define the settings, reserve their prefix, register the WAL
- * resource manager and the mark writer, and ask for shared memory.
+ * Set when snowflake.epoch from postgresql.conf failed its check in a
+ * session that loaded the module without the preload: the setting then keeps
+ * its default, which snowflake_parse(id) must not use in its place.
+ */
+static const char *snowflake_epoch_error = NULL;
+
+/*
+ * Module load: define the settings, reserve their prefix, install the check
+ * of SET statements and, when preloaded, register the WAL resource manager
+ * and the mark writer and ask for shared memory.
  *
- * All of this needs shared_preload_libraries.  Loaded any other way (a first
- * call after CREATE EXTENSION, or LOAD), the module defines nothing, the
- * decoding functions still work, and the generating ones raise an error that
- * names the setting.
+ * Generating needs shared_preload_libraries.  Loaded any other way (a first
+ * call after CREATE EXTENSION, or LOAD), the module defines the same
+ * settings, but the ones that need a restart become settings of the
+ * configuration file (PGC_SIGHUP), since only the postmaster may define
+ * PGC_POSTMASTER ones: no session can set them either way.  The decoding
+ * functions then work, and the generating ones raise an error that names
+ * the setting.
  */
 void
 _PG_init(void)
 {
-	const char *raw_datacenter_id;
-	const char *raw_worker_id;
-	const char *raw_epoch;
-	BackgroundWorker worker;
-
-	if (!process_shared_preload_libraries_in_progress)
-		return;
+	const char *raw[lengthof(snowflake_settings)];
+	size_t		epoch_index = 0;
+	bool		worker_id_set = false;
 
 	/*
 	 * A value from postgresql.conf that fails validation only draws a
 	 * WARNING when a custom setting is defined, and the default stays.  For
 	 * node ids and the epoch that would silently hand out colliding IDs, so
-	 * keep the raw values and refuse to start on a bad one below.
+	 * keep the raw values and refuse them below.
 	 */
-	raw_datacenter_id = GetConfigOption("snowflake.datacenter_id", true, false);
-	raw_worker_id = GetConfigOption("snowflake.worker_id", true, false);
-	raw_epoch = GetConfigOption("snowflake.epoch", true, false);
-	raw_datacenter_id = raw_datacenter_id ? pstrdup(raw_datacenter_id) : NULL;
-	raw_worker_id = raw_worker_id ? pstrdup(raw_worker_id) : NULL;
-	raw_epoch = raw_epoch ? pstrdup(raw_epoch) : NULL;
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		const char *value = GetConfigOption(snowflake_settings[i].name,
+											true, false);
+
+		raw[i] = value ? pstrdup(value) : NULL;
+		if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_EPOCH)
+			epoch_index = i;
+	}
+
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = snowflake_process_utility;
+
+	if (!process_shared_preload_libraries_in_progress)
+	{
+		int64		epoch_unix_ms;
+		const char *detail;
+
+		snowflake_define_settings(PGC_SIGHUP);
+		MarkGUCPrefixReserved("snowflake");
+		if (snowflake_time_bits + snowflake_datacenter_bits +
+			snowflake_worker_bits + snowflake_sequence_bits <= 63)
+			snowflake_layout = *snowflake_configured_layout();
+		else
+			snowflake_layout_init(&snowflake_layout,
+								  SNOWFLAKE_DEFAULT_TIME_BITS,
+								  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+								  SNOWFLAKE_DEFAULT_WORKER_BITS,
+								  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+		if (raw[epoch_index] != NULL &&
+			!snowflake_parse_epoch(raw[epoch_index], &epoch_unix_ms, &detail))
+			snowflake_epoch_error = MemoryContextStrdup(TopMemoryContext,
+														raw[epoch_index]);
+		return;
+	}
+
+	snowflake_preloaded = true;
+	snowflake_define_settings(PGC_POSTMASTER);
+	snowflake_reject_unknown_settings();
+	MarkGUCPrefixReserved("snowflake");
+
+	/* the layout first: node ids are checked against its widths */
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH)
+			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+	}
+	snowflake_set_layout();
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		if (snowflake_settings[i].kind != SNOWFLAKE_SETTING_WIDTH)
+			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+		if (strcmp(snowflake_settings[i].name, "snowflake.worker_id") == 0)
+			worker_id_set = raw[i] != NULL;
+	}
+
+	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, &snowflake_rmgr);
+	snowflake_register_mark_writer();
+	snowflake_registry_start(worker_id_set, snowflake_datacenter_id,
+							 snowflake_layout.max_worker_id);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = snowflake_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = snowflake_shmem_startup;
+	prev_emit_log_hook = emit_log_hook;
+	emit_log_hook = snowflake_emit_log;
+}
+
+/*
+ * Define the settings.  start_context is the context of the ones that are
+ * read once, at server start, when the module is preloaded.
+ */
+static void
+snowflake_define_settings(GucContext start_context)
+{
+	DefineCustomIntVariable("snowflake.time_bits",
+							"Bits of an ID that count milliseconds since the epoch.",
+							"With the other widths at most 63. 41 bits last "
+							"69.7 years.",
+							&snowflake_time_bits,
+							SNOWFLAKE_DEFAULT_TIME_BITS, 32, 63,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.datacenter_bits",
+							"Bits of an ID that hold the datacenter id.",
+							"0 leaves the datacenter out of the ID.",
+							&snowflake_datacenter_bits,
+							SNOWFLAKE_DEFAULT_DATACENTER_BITS, 0,
+							SNOWFLAKE_MAX_NODE_BITS,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.worker_bits",
+							"Bits of an ID that hold the worker id.",
+							"0 leaves the worker out of the ID.",
+							&snowflake_worker_bits,
+							SNOWFLAKE_DEFAULT_WORKER_BITS, 0,
+							SNOWFLAKE_MAX_NODE_BITS,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.sequence_bits",
+							"Bits of an ID that count IDs within a millisecond.",
+							"A server issues at most 2^sequence_bits IDs a "
+							"millisecond.",
+							&snowflake_sequence_bits,
+							SNOWFLAKE_DEFAULT_SEQUENCE_BITS, 1, 31,
+							start_context,
+							0,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("snowflake.datacenter_id",
 							"Datacenter id written into every snowflake ID.",
 							"Each server of a fleet needs its own pair of "
-							"datacenter id and worker id.",
+							"datacenter id and worker id; it must fit "
+							"snowflake.datacenter_bits.",
 							&snowflake_datacenter_id,
-							0, 0, SNOWFLAKE_MAX_DATACENTER_ID,
-							PGC_POSTMASTER,
+							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
+							start_context,
 							0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("snowflake.worker_id",
 							"Worker id written into every snowflake ID.",
 							"Each server of a fleet needs its own pair of "
-							"datacenter id and worker id.",
+							"datacenter id and worker id; it must fit "
+							"snowflake.worker_bits.",
 							&snowflake_worker_id,
-							0, 0, SNOWFLAKE_MAX_WORKER_ID,
-							PGC_POSTMASTER,
+							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
+							start_context,
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("snowflake.accept_layout_change",
+							 "Resume above the old IDs after a change of layout or epoch.",
+							 "At a start that finds the high-water mark written "
+							 "under another layout or epoch, resume above every "
+							 "ID issued under it instead of refusing to generate.",
+							 &snowflake_accept_layout_change,
+							 false,
+							 start_context,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomStringVariable("snowflake.epoch",
 							   "Moment from which snowflake IDs count milliseconds.",
-							   "A timestamp with a time zone, such as '"
+							   "A timestamp with a numeric UTC offset or a "
+							   "full time zone name, such as '"
 							   SNOWFLAKE_DEFAULT_EPOCH "' (Twitter's epoch, "
 							   "the default), or milliseconds since "
 							   "1970-01-01 00:00:00 UTC.",
 							   &snowflake_epoch_string,
 							   SNOWFLAKE_DEFAULT_EPOCH,
-							   PGC_POSTMASTER,
+							   start_context,
 							   0,
 							   snowflake_check_epoch,
 							   snowflake_assign_epoch,
@@ -362,7 +745,7 @@ _PG_init(void)
 							"waits up to this long for it to catch up, then "
 							"fails. 0 fails at once.",
 							&snowflake_max_clock_wait,
-							1000, 0, 3600 * 1000,
+							1000, 0, SNOWFLAKE_MAX_CLOCK_WAIT_MS,
 							PGC_SUSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
@@ -380,23 +763,31 @@ _PG_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
-	snowflake_registry_init(raw_worker_id != NULL);
+	snowflake_registry_define_settings(start_context);
 
-	snowflake_reject_unknown_settings();
-	MarkGUCPrefixReserved("snowflake");
+	DefineCustomIntVariable("snowflake.max_clock_jump",
+							"Largest forward jump of the clock that IDs follow.",
+							"When the clock has moved forward this much further "
+							"than the monotonic clock since the last high-water "
+							"mark, generating is refused until the clock is "
+							"corrected or this is raised. 0 follows any jump.",
+							&snowflake_max_clock_jump,
+							3600, 0, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+}
 
-	snowflake_validate_preset("snowflake.datacenter_id", raw_datacenter_id,
-							  SNOWFLAKE_MAX_DATACENTER_ID);
-	snowflake_validate_preset("snowflake.worker_id", raw_worker_id,
-							  SNOWFLAKE_MAX_WORKER_ID);
-	snowflake_validate_preset("snowflake.epoch", raw_epoch, 0);
+/*
+ * The mark writer runs only where IDs are generated: on a primary, and on a
+ * standby from its promotion on.  An error makes it exit and the postmaster
+ * starts it again a second later; a SIGTERM ends it for good.
+ */
+static void
+snowflake_register_mark_writer(void)
+{
+	BackgroundWorker worker;
 
-	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, &snowflake_rmgr);
-
-	/*
-	 * The mark writer runs only where IDs are generated: on a primary, and
-	 * on a standby from its promotion on.
-	 */
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
@@ -406,21 +797,196 @@ _PG_init(void)
 	strlcpy(worker.bgw_name, "snowflake mark writer", BGW_MAXLEN);
 	strlcpy(worker.bgw_type, "snowflake mark writer", BGW_MAXLEN);
 	RegisterBackgroundWorker(&worker);
+}
 
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = snowflake_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = snowflake_shmem_startup;
-	prev_emit_log_hook = emit_log_hook;
-	emit_log_hook = snowflake_emit_log;
+/*
+ * Does name begin with "snowflake."?  Setting names are case-insensitive, so
+ * the prefix is too: "Snowflake.Worker_Id" sets snowflake.worker_id, and
+ * "Snowflake.Wokrer_Id" is a misspelling of it, not some other setting.
+ */
+static bool
+snowflake_has_prefix(const char *name)
+{
+	return pg_strncasecmp(name, "snowflake.", strlen("snowflake.")) == 0;
+}
+
+/* The snowflake setting called name, in any case, or NULL. */
+static const SnowflakeSetting *
+snowflake_find_setting(const char *name)
+{
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		if (pg_strcasecmp(name, snowflake_settings[i].name) == 0)
+			return &snowflake_settings[i];
+	}
+	return NULL;
+}
+
+/*
+ * Set the server's layout from its settings, stopping the server if the
+ * widths add up to more than a positive bigint holds.  Runs once, at start.
+ */
+static void
+snowflake_set_layout(void)
+{
+	int			total = snowflake_time_bits + snowflake_datacenter_bits +
+		snowflake_worker_bits + snowflake_sequence_bits;
+
+	if (total > 63)
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+						total),
+				 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
+						   snowflake_time_bits, snowflake_datacenter_bits,
+						   snowflake_worker_bits, snowflake_sequence_bits)));
+	snowflake_layout_init(&snowflake_layout, snowflake_time_bits,
+						  snowflake_datacenter_bits, snowflake_worker_bits,
+						  snowflake_sequence_bits);
+}
+
+/*
+ * The layout that decoding with the configured layout uses.  Preloaded,
+ * the server's, fixed at start; otherwise the one postgresql.conf names now,
+ * checked at each use, since a reload may change it.
+ */
+static const SnowflakeLayout *
+snowflake_configured_layout(void)
+{
+	static SnowflakeLayout layout;
+	int			total;
+
+	if (snowflake_preloaded)
+		return &snowflake_layout;
+	total = snowflake_time_bits + snowflake_datacenter_bits +
+		snowflake_worker_bits + snowflake_sequence_bits;
+	if (total > 63)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+						total),
+				 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
+						   snowflake_time_bits, snowflake_datacenter_bits,
+						   snowflake_worker_bits, snowflake_sequence_bits)));
+	snowflake_layout_init(&layout, snowflake_time_bits,
+						  snowflake_datacenter_bits, snowflake_worker_bits,
+						  snowflake_sequence_bits);
+	return &layout;
+}
+
+/* The largest value of a node id setting under the server's layout. */
+static int
+snowflake_node_id_max(const SnowflakeSetting *setting)
+{
+	if (strcmp(setting->name, "snowflake.datacenter_id") == 0)
+		return snowflake_layout.max_datacenter_id;
+	return snowflake_layout.max_worker_id;
+}
+
+/*
+ * Is value a plain decimal integer from 0 to max_value?  PostgreSQL's own
+ * parse_int() also takes fractions and rounds them ("31.4" is 31), and hex;
+ * a node id must be written as what it is.
+ */
+static bool
+snowflake_parse_node_id(const char *value, int max_value)
+{
+	const char *p = value;
+	int64		result = 0;
+
+	while (isspace((unsigned char) *p))
+		p++;
+	if (!isdigit((unsigned char) *p))
+		return false;
+	while (isdigit((unsigned char) *p))
+	{
+		result = result * 10 + (*p++ - '0');
+		if (result > max_value)
+			return false;
+	}
+	while (isspace((unsigned char) *p))
+		p++;
+	return *p == '\0';
+}
+
+/*
+ * Is value valid for setting, by the rules that hold at server start?  For
+ * an epoch that is not, *detail says why.  Never throws.
+ */
+static bool
+snowflake_check_setting_value(const SnowflakeSetting *setting,
+							  const char *value, const char **detail)
+{
+	int			result;
+	int64		epoch_unix_ms;
+	bool		flag;
+
+	*detail = NULL;
+	switch (setting->kind)
+	{
+		case SNOWFLAKE_SETTING_NODE_ID:
+			return snowflake_parse_node_id(value,
+										   snowflake_node_id_max(setting));
+		case SNOWFLAKE_SETTING_WIDTH:
+			return snowflake_parse_node_id(value, setting->max_value) &&
+				atoi(value) >= setting->min_value;
+		case SNOWFLAKE_SETTING_BOOL:
+			return parse_bool(value, &flag);
+		case SNOWFLAKE_SETTING_EPOCH:
+			return snowflake_parse_epoch(value, &epoch_unix_ms, detail);
+		case SNOWFLAKE_SETTING_DURATION:
+			return parse_int(value, &result, setting->unit_flags, NULL) &&
+				result >= setting->min_value && result <= setting->max_value;
+		case SNOWFLAKE_SETTING_CONNINFO:
+			return snowflake_registry_check_conninfo(value, detail);
+	}
+	return false;
+}
+
+/* Report at elevel that value is not valid for setting. */
+static void
+snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
+						   const char *value, const char *epoch_detail,
+						   const char *hint)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for parameter \"%s\": \"%s\"",
+					setting->name, value),
+			 epoch_detail ? errdetail_internal("%s", epoch_detail) :
+			 setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
+			 errdetail("\"%s\" must be an integer from 0 to %d.",
+					   setting->name, snowflake_node_id_max(setting)) :
+			 errdetail("\"%s\" must be %s.", setting->name, setting->valid),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * Report at elevel that name is not a snowflake setting, though it has the
+ * prefix; filename and line say where, when it comes from a file.
+ */
+static void
+snowflake_report_unknown_setting(int elevel, const char *name,
+								 const char *filename, int line,
+								 const char *hint)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 filename ?
+			 errmsg("unrecognized configuration parameter \"%s\" in file \"%s\" line %d",
+					name, filename, line) :
+			 errmsg("unrecognized configuration parameter \"%s\"", name),
+			 errdetail("\"snowflake\" is a reserved prefix."),
+			 errhint("%s", hint)));
 }
 
 /*
  * Stop the server when postgresql.conf names a snowflake setting that does
- * not exist.  PostgreSQL would only warn and drop it, and a misspelt
- * snowflake.worker_id would leave the server on worker 0, colliding with
- * another server's IDs.  Runs once the real settings are defined, so any
- * placeholder left with the prefix is unknown.
+ * not exist.  PostgreSQL would only warn and drop it (and not even warn when
+ * the prefix is written with capitals), and a misspelt snowflake.worker_id
+ * would leave the server on worker 0, colliding with another server's IDs.
+ * Runs once the real settings are defined, so any placeholder left with the
+ * prefix is unknown.
  */
 static void
 snowflake_reject_unknown_settings(void)
@@ -431,54 +997,102 @@ snowflake_reject_unknown_settings(void)
 	for (int i = 0; i < count; i++)
 	{
 		if ((variables[i]->flags & GUC_CUSTOM_PLACEHOLDER) != 0 &&
-			strncmp(variables[i]->name, "snowflake.", strlen("snowflake.")) == 0)
-			ereport(FATAL,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("unrecognized configuration parameter \"%s\"",
-							variables[i]->name),
-					 errdetail("\"snowflake\" is a reserved prefix."),
-					 errhint("The snowflake settings are snowflake.datacenter_id, snowflake.worker_id, "
-							 "snowflake.epoch, snowflake.max_clock_wait, snowflake.max_lead and "
-							 "the snowflake.registry settings listed in the README.")));
+			snowflake_has_prefix(variables[i]->name))
+			snowflake_report_unknown_setting(FATAL, variables[i]->name,
+											 NULL, 0,
+											 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
 	}
 }
 
 /*
- * Stop the server when a setting given before the module was loaded did not
- * take, rather than run with the default in its place.  max_value bounds an
- * integer setting; 0 means the setting is the epoch.
+ * Stop the server when a setting given before the module was loaded is not
+ * valid, rather than run with the default in its place.
  */
 static void
-snowflake_validate_preset(const char *name, const char *raw, int max_value)
+snowflake_validate_preset(const SnowflakeSetting *setting, const char *raw)
 {
-	if (raw == NULL)
+	const char *detail;
+
+	if (raw == NULL || snowflake_check_setting_value(setting, raw, &detail))
 		return;
-	if (max_value == 0)
+	snowflake_report_bad_value(FATAL, setting, raw, detail,
+							   setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
+							   _("Each server of a fleet needs its own pair of snowflake.datacenter_id and snowflake.worker_id.") :
+							   NULL);
+}
+
+/*
+ * After a configuration reload, warn about every snowflake setting in the
+ * configuration files that the next server start will refuse: an unknown
+ * name, or a value that is not valid.  PostgreSQL itself only logs such
+ * lines (or, for a name with capitals, nothing), and the server would then
+ * refuse to start at some later restart, long after the change was made.
+ * The mark writer calls this after each reload.
+ */
+static void
+snowflake_check_config_files(void)
+{
+	ConfigVariable *head = NULL;
+	ConfigVariable *tail = NULL;
+
+	if (!ParseConfigFile(ConfigFileName, true, NULL, 0, 0, DEBUG1,
+						 &head, &tail))
 	{
-		int64		epoch_unix_ms;
+		FreeConfigVariables(head);
+		return;
+	}
+	(void) ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG1,
+						   &head, &tail);
+
+	for (ConfigVariable *item = head; item != NULL; item = item->next)
+	{
+		const SnowflakeSetting *setting;
 		const char *detail;
 
-		if (!snowflake_parse_epoch(raw, &epoch_unix_ms, &detail))
-			ereport(FATAL,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for parameter \"%s\": \"%s\"",
-							name, raw),
-					 errdetail_internal("%s", detail)));
+		if (item->name == NULL || item->value == NULL ||
+			!snowflake_has_prefix(item->name))
+			continue;
+		setting = snowflake_find_setting(item->name);
+		if (setting == NULL)
+			snowflake_report_unknown_setting(WARNING, item->name,
+											 item->filename, item->sourceline,
+											 _("The next server start will refuse it."));
+		else if (!snowflake_check_setting_value(setting, item->value, &detail))
+			snowflake_report_bad_value(WARNING, setting, item->value, detail,
+									   _("The next server start will refuse it."));
 	}
-	else
+	FreeConfigVariables(head);
+}
+
+/*
+ * Refuse what a relative or context-dependent epoch literal would otherwise
+ * make of itself: special values ("now", "today", "epoch", "infinity"),
+ * which ParseDateTime() gives as words or signed words, and time zone
+ * abbreviations ("IST"), whose meaning depends on timezone_abbreviations.
+ * UTC, GMT and Z mean the same under any abbreviation set.  Returns a reason,
+ * or NULL when the fields are acceptable.
+ */
+static const char *
+snowflake_refuse_epoch_fields(char **field, int *ftype, int nf)
+{
+	for (int i = 0; i < nf; i++)
 	{
 		int			value;
+		pg_tz	   *tz;
 
-		if (!parse_int(raw, &value, 0, NULL) || value < 0 || value > max_value)
-			ereport(FATAL,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for parameter \"%s\": \"%s\"",
-							name, raw),
-					 errdetail("\"%s\" must be an integer from 0 to %d.",
-							   name, max_value),
-					 errhint("Each server of a fleet needs its own pair of "
-							 "snowflake.datacenter_id and snowflake.worker_id.")));
+		if (ftype[i] == DTK_SPECIAL ||
+			(ftype[i] == DTK_STRING &&
+			 DecodeSpecial(i, field[i], &value) == RESERV))
+			return psprintf(_("The epoch must be a fixed moment; \"%s\" is a special or relative value."),
+							field[i]);
+		if (ftype[i] == DTK_STRING &&
+			strcmp(field[i], "utc") != 0 && strcmp(field[i], "gmt") != 0 &&
+			strcmp(field[i], "z") != 0 &&
+			DecodeTimezoneAbbrev(i, field[i], &value, &tz) != UNKNOWN_FIELD)
+			return psprintf(_("The time zone abbreviation \"%s\" depends on timezone_abbreviations; give a numeric offset such as +05:30 or a full zone name such as Asia/Kolkata."),
+							field[i]);
 	}
+	return NULL;
 }
 
 /*
@@ -499,11 +1113,13 @@ snowflake_decode_timestamp(const char *value, TimestampTz *ts,
 	fsec_t		fsec;
 	int			tz;
 
-	*detail = "The epoch must be a timestamp with a time zone, such as '"
-		SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.";
+	*detail = _("The epoch must be a timestamp with a time zone, such as '"
+				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.");
 	if (strlen(value) >= MAXDATELEN ||
 		ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
 					  MAXDATEFIELDS, &nf) != 0)
+		return false;
+	if ((*detail = snowflake_refuse_epoch_fields(field, ftype, nf)) != NULL)
 		return false;
 
 	/*
@@ -513,10 +1129,12 @@ snowflake_decode_timestamp(const char *value, TimestampTz *ts,
 	 */
 	if (DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, NULL) == 0)
 	{
-		*detail = "The epoch must name its time zone, as in '"
-			SNOWFLAKE_DEFAULT_EPOCH "'.";
+		*detail = _("The epoch must name its time zone, as in '"
+					SNOWFLAKE_DEFAULT_EPOCH "'.");
 		return false;
 	}
+	*detail = _("The epoch must be a timestamp with a time zone, such as '"
+				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.");
 	return ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
 						 MAXDATEFIELDS, &nf) == 0 &&
 		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0 &&
@@ -526,10 +1144,11 @@ snowflake_decode_timestamp(const char *value, TimestampTz *ts,
 
 /*
  * Parse an epoch: integer milliseconds since 1970, or a timestamp literal
- * that names its time zone.  A literal without one is refused, because its
- * meaning would change with the server's TimeZone.  On failure, *detail says
- * why in a full sentence.  Never throws: this runs in a GUC check hook, and
- * an error there would stop the postmaster on a reload.
+ * that names its time zone by a numeric offset or a full name.  A literal
+ * without one is refused, because its meaning would change with the
+ * server's TimeZone, and so are relative and special values.  On failure,
+ * *detail says why in a full sentence.  Never throws: this runs in a GUC
+ * check hook, and an error there would stop the postmaster on a reload.
  */
 static bool
 snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
@@ -546,7 +1165,7 @@ snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
 	{
 		if (errno == ERANGE || integer_ms < 0)
 		{
-			*detail = "An epoch given in milliseconds must be a number from 0 up to now.";
+			*detail = _("An epoch given in milliseconds must be a number from 0 up to now.");
 			return false;
 		}
 		*epoch_unix_ms = (int64) integer_ms;
@@ -565,20 +1184,20 @@ snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
 		{
 			MemoryContextSwitchTo(context);
 			FlushErrorState();
-			*detail = "The epoch's time zone is not recognized.";
+			*detail = _("The epoch's time zone is not recognized.");
 		}
 		PG_END_TRY();
 		if (!decoded)
 			return false;
 		if (ts % 1000 != 0)
 		{
-			*detail = "The epoch must be a whole number of milliseconds.";
+			*detail = _("The epoch must be a whole number of milliseconds.");
 			return false;
 		}
 		*epoch_unix_ms = ts / 1000 + SNOWFLAKE_UNIX_TO_PG_MS;
 		if (*epoch_unix_ms < 0)
 		{
-			*detail = "The epoch must not be before 1970-01-01 00:00:00 UTC.";
+			*detail = _("The epoch must not be before 1970-01-01 00:00:00 UTC.");
 			return false;
 		}
 	}
@@ -586,7 +1205,7 @@ snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
 	now_unix_ms = GetCurrentTimestamp() / 1000 + SNOWFLAKE_UNIX_TO_PG_MS;
 	if (*epoch_unix_ms > now_unix_ms)
 	{
-		*detail = "The epoch must not be in the future.";
+		*detail = _("The epoch must not be in the future.");
 		return false;
 	}
 	return true;
@@ -622,6 +1241,7 @@ static void
 snowflake_assign_epoch(const char *newval, void *extra)
 {
 	snowflake_epoch_unix_ms = *((int64 *) extra);
+	snowflake_epoch_error = NULL;
 }
 
 /*
@@ -643,6 +1263,111 @@ snowflake_show_epoch(void)
 	EncodeDateTime(&tm, fsec, true, 0, NULL, USE_ISO_DATES, buf);
 	return buf;
 }
+
+/*---- SET statements and DISCARD ----*/
+
+/*
+ * Refuse SET, RESET and ALTER ... SET of a snowflake setting that does not
+ * exist, whatever the case of its prefix: PostgreSQL compares reserved
+ * prefixes case-sensitively, so "Snowflake.Wokrer_Id" would otherwise be
+ * kept as a setting of its own, unused.  ALTER SYSTEM values are checked as
+ * the next server start will check them.
+ */
+static void
+snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
+{
+	const SnowflakeSetting *setting;
+	const char *detail;
+	char	   *value;
+
+	if (stmt == NULL || stmt->name == NULL || !snowflake_has_prefix(stmt->name))
+		return;
+	setting = snowflake_find_setting(stmt->name);
+	if (setting == NULL)
+	{
+		snowflake_report_unknown_setting(ERROR, stmt->name, NULL, 0,
+										 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
+		return;
+	}
+	if (!check_value || stmt->kind != VAR_SET_VALUE)
+		return;
+	value = ExtractSetVariableArgs(stmt);
+	if (value != NULL &&
+		!snowflake_check_setting_value(setting, value, &detail))
+		snowflake_report_bad_value(ERROR, setting, value, detail, NULL);
+}
+
+/* The SET clauses of CREATE FUNCTION and ALTER FUNCTION. */
+static void
+snowflake_check_function_options(List *options)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *option = lfirst_node(DefElem, lc);
+
+		if (strcmp(option->defname, "set") == 0)
+			snowflake_check_set_statement((VariableSetStmt *) option->arg,
+										  false);
+	}
+}
+
+/*
+ * ProcessUtility hook: check statements that set snowflake settings, and
+ * forget this session's last ID on DISCARD ALL and DISCARD SEQUENCES, as
+ * PostgreSQL forgets lastval(), so that a pooled connection does not show
+ * one client's ID to the next.
+ */
+static void
+snowflake_process_utility(PlannedStmt *pstmt, const char *queryString,
+						  bool readOnlyTree, ProcessUtilityContext context,
+						  ParamListInfo params, QueryEnvironment *queryEnv,
+						  DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+
+	switch (nodeTag(parsetree))
+	{
+		case T_VariableSetStmt:
+			snowflake_check_set_statement((VariableSetStmt *) parsetree, false);
+			break;
+		case T_AlterSystemStmt:
+			snowflake_check_set_statement(((AlterSystemStmt *) parsetree)->setstmt,
+										  true);
+			break;
+		case T_AlterRoleSetStmt:
+			snowflake_check_set_statement(((AlterRoleSetStmt *) parsetree)->setstmt,
+										  false);
+			break;
+		case T_AlterDatabaseSetStmt:
+			snowflake_check_set_statement(((AlterDatabaseSetStmt *) parsetree)->setstmt,
+										  false);
+			break;
+		case T_CreateFunctionStmt:
+			snowflake_check_function_options(((CreateFunctionStmt *) parsetree)->options);
+			break;
+		case T_AlterFunctionStmt:
+			snowflake_check_function_options(((AlterFunctionStmt *) parsetree)->actions);
+			break;
+		default:
+			break;
+	}
+
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (IsA(parsetree, DiscardStmt) &&
+		(((DiscardStmt *) parsetree)->target == DISCARD_ALL ||
+		 ((DiscardStmt *) parsetree)->target == DISCARD_SEQUENCES))
+		snowflake_session_has_last_id = false;
+}
+
+/*---- shared memory ----*/
 
 /* Reserve the shared state and the lock that serialises mark writers. */
 static void
@@ -674,19 +1399,26 @@ snowflake_shmem_startup(void)
 	if (!found)
 	{
 		SnowflakeSharedState *state = snowflake_state;
+		int			us_into_ms;
 
 		memset(state, 0, sizeof(*state));
 		pg_atomic_init_u64(&state->last_tick, 0);
+		pg_atomic_init_u64(&state->floor_tick, 0);
+		pg_atomic_init_u64(&state->floor_clock_ms, (uint64) PG_INT64_MAX);
 		pg_atomic_init_u64(&state->durable_mark, 0);
 		pg_atomic_init_u64(&state->sequence_waits, 0);
 		pg_atomic_init_u64(&state->clock_behind_waits, 0);
-		pg_atomic_init_u64(&state->clock_behind_errors, 0);
+		pg_atomic_init_u64(&state->clock_errors, 0);
 		pg_atomic_init_u64(&state->leads_taken, 0);
 		pg_atomic_init_u64(&state->mark_writes, 0);
 		pg_atomic_init_u64(&state->write_duration_us, 0);
-		pg_atomic_init_u32(&state->clock_behind_logged, 0);
+		pg_atomic_init_u32(&state->refusal_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);
+		pg_atomic_init_u32(&state->redo_write_failed, 0);
 		state->mark_lock = &(GetNamedLWLockTranche("snowflake"))->lock;
+		ConditionVariableInit(&state->mark_cv);
+		state->clock_ref_ms = snowflake_clock_ms(&us_into_ms);
+		state->monotonic_ref_ms = snowflake_monotonic_ms();
 		snowflake_read_mark_file(state);
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -696,108 +1428,305 @@ snowflake_shmem_startup(void)
 }
 
 /*
+ * Was the server shut down cleanly, so that its next start replays no WAL?
+ * Read from pg_control, which the shutdown checkpoint has just written.
+ */
+static bool
+snowflake_shut_down_cleanly(void)
+{
+	ControlFileData control;
+	pg_crc32c	crc;
+	int			fd;
+	int			nread;
+
+	fd = OpenTransientFile(XLOG_CONTROL_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+		return false;
+	nread = read(fd, &control, sizeof(control));
+	CloseTransientFile(fd);
+	if (nread != sizeof(control))
+		return false;
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, &control, offsetof(ControlFileData, crc));
+	FIN_CRC32C(crc);
+	return EQ_CRC32C(crc, control.crc) &&
+		(control.state == DB_SHUTDOWNED ||
+		 control.state == DB_SHUTDOWNED_IN_RECOVERY);
+}
+
+/*
  * At a clean shutdown every backend has exited, so last_tick is exactly the
  * largest ID ever issued: store the mark just above it, so that the next
- * start does not have to wait out the stride.  After a crash (code != 0) the
- * mark on disk stays, since memory cannot be trusted.
+ * start does not have to wait out the stride.  On a standby, whose last_tick
+ * is the floor that replay raised, this also stores a replayed mark that
+ * could not be written during replay.  After a crash (code != 0), or an
+ * immediate shutdown, the next start replays WAL whose marks may lie above
+ * the exact one, and would take the file for an older copy: the mark on disk
+ * stays.
  */
 static void
 snowflake_shmem_shutdown(int code, Datum arg)
 {
 	uint64		last_tick;
+	int64		mark_ms;
 
 	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid)
 		return;
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
-	if (last_tick == 0)
+	if (last_tick == 0 || !snowflake_shut_down_cleanly())
 		return;
-	snowflake_write_mark_file((int64) (last_tick >> SNOWFLAKE_SEQUENCE_BITS) + 1,
-							  LOG);
+	mark_ms = (int64) (last_tick >> snowflake_layout.sequence_bits) + 1;
+	snowflake_write_mark_file(mark_ms, mark_ms, LOG);
+}
+
+/*---- the mark file ----*/
+
+/*
+ * Read the mark file into *contents.  Returns NULL if it holds a valid mark;
+ * otherwise a reason in a full sentence, with *missing set when there is no
+ * file at all.
+ */
+static const char *
+snowflake_load_mark_file(SnowflakeMarkFile *contents, bool *missing)
+{
+	pg_crc32c	crc;
+	int			fd;
+	int			nread;
+	char		extra;
+	int			expected_size;
+	size_t		crc_offset;
+	pg_crc32c	file_crc;
+	const char *reason = NULL;
+
+	*missing = false;
+	fd = OpenTransientFile(SNOWFLAKE_MARK_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+		{
+			*missing = true;
+			return _("It does not exist.");
+		}
+		return psprintf(_("It could not be opened: %m."));
+	}
+
+	memset(contents, 0, sizeof(*contents));
+	nread = read(fd, contents, sizeof(*contents));
+	if (nread >= (int) offsetof(SnowflakeMarkFile, epoch_unix_ms) &&
+		contents->magic == SNOWFLAKE_MARK_MAGIC && contents->version == 1)
+	{
+		/* snowflake 1.0's layout: the checksum where written_at_ms is now */
+		expected_size = SNOWFLAKE_MARK_V1_SIZE;
+		crc_offset = SNOWFLAKE_MARK_V1_CRC_OFFSET;
+		memcpy(&file_crc, (char *) contents + crc_offset, sizeof(file_crc));
+		contents->written_at_ms = PG_INT64_MAX;
+		contents->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+		contents->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+		contents->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+		contents->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+	}
+	else
+	{
+		expected_size = sizeof(*contents);
+		crc_offset = offsetof(SnowflakeMarkFile, crc);
+		file_crc = contents->crc;
+	}
+
+	if (nread < 0)
+		reason = psprintf(_("It could not be read: %m."));
+	else if (nread != expected_size || read(fd, &extra, 1) != 0)
+		reason = _("It does not have the size of a mark file.");
+	else if (contents->magic != SNOWFLAKE_MARK_MAGIC)
+		reason = _("It does not begin with the mark file's magic number.");
+	else if (contents->version > SNOWFLAKE_MARK_VERSION)
+		reason = _("It was written by a newer version of snowflake.");
+	else if (contents->version < 1)
+		reason = _("It has an unknown version number.");
+	else
+	{
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, contents, crc_offset);
+		FIN_CRC32C(crc);
+		if (!EQ_CRC32C(crc, file_crc))
+			reason = _("Its checksum does not match its contents.");
+		else if (contents->time_bits < 32 || contents->sequence_bits < 1 ||
+				 contents->time_bits + contents->datacenter_bits +
+				 contents->worker_bits + contents->sequence_bits > 63)
+			reason = _("It names a layout that is not valid.");
+		else if (contents->mark_ms < 0 ||
+				 contents->mark_ms > (INT64CONST(1) << contents->time_bits))
+			reason = _("Its mark lies outside the time bits of its layout.");
+	}
+	CloseTransientFile(fd);
+	return reason;
 }
 
 /*
- * Load the mark at startup.  No file is normal (a new server).  A file that
- * cannot be read or trusted is reported, and generation is refused until an
- * operator looks at it: guessing could repeat IDs.
+ * Load the mark at startup.  No file is normal on a new server, and is
+ * logged, since a file removed by hand is not.  A file that cannot be read
+ * or trusted is reported, and generation is refused until an operator looks
+ * at it: guessing could repeat IDs.
  */
 static void
 snowflake_read_mark_file(SnowflakeSharedState *state)
 {
 	SnowflakeMarkFile contents;
-	pg_crc32c	crc;
-	int			fd;
-	int			nread;
-	const char *reason = NULL;
+	const char *reason;
+	bool		missing;
+	struct stat st;
 
-	fd = OpenTransientFile(SNOWFLAKE_MARK_FILE, O_RDONLY | PG_BINARY);
-	if (fd < 0)
+	reason = snowflake_load_mark_file(&contents, &missing);
+	if (missing)
 	{
-		if (errno == ENOENT)
-			return;
-		snprintf(state->mark_invalid_reason, sizeof(state->mark_invalid_reason),
-				 "It could not be opened: %m.");
-		state->mark_invalid = true;
+		bool		dangling = lstat(SNOWFLAKE_MARK_FILE, &st) == 0;
+
+		ereport(LOG,
+				(errmsg("snowflake high-water mark file \"%s\" does not exist; IDs start from the clock",
+						SNOWFLAKE_MARK_FILE),
+				 dangling ?
+				 errdetail("It is a symbolic link to a file that does not exist.") :
+				 errdetail("This is expected the first time a server starts with snowflake."),
+				 errhint("If the file was removed, IDs are unique only once the clock is past every ID this server issued before.")));
+		return;
 	}
-	else
+	if (reason != NULL)
 	{
-		char		extra;
-
-		nread = read(fd, &contents, sizeof(contents));
-		if (nread < 0)
-			snprintf(state->mark_invalid_reason,
-					 sizeof(state->mark_invalid_reason),
-					 "It could not be read: %m.");
-		else if (nread != sizeof(contents) || read(fd, &extra, 1) != 0)
-			reason = "It does not have the size of a mark file.";
-		else if (contents.magic != SNOWFLAKE_MARK_MAGIC)
-			reason = "It does not begin with the mark file's magic number.";
-		else if (contents.version > SNOWFLAKE_MARK_VERSION)
-			reason = "It was written by a newer version of snowflake.";
-		else if (contents.version != SNOWFLAKE_MARK_VERSION)
-			reason = "It has an unknown version number.";
-		else
-		{
-			INIT_CRC32C(crc);
-			COMP_CRC32C(crc, &contents, offsetof(SnowflakeMarkFile, crc));
-			FIN_CRC32C(crc);
-			if (!EQ_CRC32C(crc, contents.crc))
-				reason = "Its checksum does not match its contents.";
-			else if (contents.mark_ms < 0 ||
-					 contents.mark_ms > SNOWFLAKE_MAX_MS + 1)
-				reason = "Its mark lies outside the 41 bits of time.";
-		}
-		if (reason != NULL)
-			strlcpy(state->mark_invalid_reason, reason,
-					sizeof(state->mark_invalid_reason));
-		if (reason != NULL || nread < 0)
-			state->mark_invalid = true;
-		CloseTransientFile(fd);
-	}
-
-	if (state->mark_invalid)
-	{
+		snowflake_invalidate_mark(reason);
 		ereport(LOG,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("snowflake high-water mark file \"%s\" is invalid; ID generation is disabled",
 						SNOWFLAKE_MARK_FILE),
-				 errdetail_internal("%s", state->mark_invalid_reason)));
+				 errdetail_internal("%s", reason)));
 		return;
 	}
 
+	if (snowflake_layout_changed(&contents))
+	{
+		snowflake_accept_layout(state, &contents);
+		return;
+	}
+	state->file_mark = contents.mark_ms;
 	snowflake_raise_floor(state, contents.mark_ms);
-	if (contents.epoch_unix_ms != snowflake_epoch_unix_ms)
-		ereport(LOG,
-				(errmsg("snowflake.epoch has changed since the high-water mark was written"),
-				 errdetail("IDs resume at the mark, %lld ms after the current epoch.",
-						   (long long) contents.mark_ms)));
+	pg_atomic_write_u64(&state->floor_clock_ms,
+						(uint64) contents.written_at_ms);
+}
+
+/* Append to buf what changed from the mark file's epoch and layout. */
+static void
+snowflake_describe_change(StringInfo buf, const char *name, int64 was,
+						  int64 now)
+{
+	if (was == now)
+		return;
+	if (buf->len > 0)
+		appendStringInfoString(buf, "; ");
+	appendStringInfo(buf, _("%s was %lld and is now %lld"), name,
+					 (long long) was, (long long) now);
+}
+
+/* Was the mark file written under another epoch or layout? */
+static bool
+snowflake_layout_changed(const SnowflakeMarkFile *contents)
+{
+	return contents->epoch_unix_ms != snowflake_epoch_unix_ms ||
+		contents->time_bits != snowflake_layout.time_bits ||
+		contents->datacenter_bits != snowflake_layout.datacenter_bits ||
+		contents->worker_bits != snowflake_layout.worker_bits ||
+		contents->sequence_bits != snowflake_layout.sequence_bits;
 }
 
 /*
- * Write a mark durably (see snowflake_write_file_durably).  On failure report
- * at elevel and return false; the old mark stays in force.
+ * The server starts with another epoch or layout than the mark file was
+ * written under.  IDs made under the new one could equal or fall below IDs
+ * already issued, so generation is refused, unless the operator accepts the
+ * change (snowflake.accept_layout_change).  Then every new ID must be
+ * greater than every old one, as a number: the old IDs all lie below the
+ * old mark's first ID, so generation resumes at the first millisecond of the
+ * new layout whose IDs lie above that.  If no such millisecond exists, or
+ * the server did not shut down cleanly (crash recovery would replay marks
+ * of the old layout), the change is refused all the same.
  */
+static void
+snowflake_accept_layout(SnowflakeSharedState *state,
+						const SnowflakeMarkFile *contents)
+{
+	StringInfoData change;
+	SnowflakeLayout old_layout;
+	uint64		old_bound;
+	int64		floor_ms;
+
+	initStringInfo(&change);
+	snowflake_describe_change(&change, "snowflake.epoch (ms since 1970)",
+							  contents->epoch_unix_ms, snowflake_epoch_unix_ms);
+	snowflake_describe_change(&change, "snowflake.time_bits",
+							  contents->time_bits, snowflake_layout.time_bits);
+	snowflake_describe_change(&change, "snowflake.datacenter_bits",
+							  contents->datacenter_bits,
+							  snowflake_layout.datacenter_bits);
+	snowflake_describe_change(&change, "snowflake.worker_bits",
+							  contents->worker_bits,
+							  snowflake_layout.worker_bits);
+	snowflake_describe_change(&change, "snowflake.sequence_bits",
+							  contents->sequence_bits,
+							  snowflake_layout.sequence_bits);
+
+	snowflake_layout_init(&old_layout, contents->time_bits,
+						  contents->datacenter_bits, contents->worker_bits,
+						  contents->sequence_bits);
+	old_bound = (uint64) contents->mark_ms << old_layout.time_shift;
+	floor_ms = (int64) ((old_bound - 1) >> snowflake_layout.time_shift) + 1;
+	if (old_bound == 0)
+		floor_ms = 0;
+
+	if (!snowflake_accept_layout_change)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. IDs made now could equal or fall below IDs already issued."),
+										 change.data),
+								_("Restore the earlier settings, or set snowflake.accept_layout_change = on for one restart to resume above every earlier ID."));
+	else if (!snowflake_shut_down_cleanly())
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly, and recovery would replay marks of the earlier settings."),
+										 change.data),
+								_("Start once with the earlier settings and shut down cleanly, then change them."));
+	else if (floor_ms > snowflake_layout.max_ms)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. Every ID of the new layout lies below IDs already issued."),
+										 change.data),
+								_("Restore the earlier settings, or choose a layout with more time bits."));
+	else if (!snowflake_write_mark_file(floor_ms, 0, LOG))
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, and the mark for the new settings could not be written."),
+										 change.data),
+								_("See the server log for why the file could not be written."));
+	else
+	{
+		ereport(LOG,
+				(errmsg("snowflake accepted a change of epoch or layout; IDs resume at %lld ms after the epoch, above every earlier ID",
+						(long long) floor_ms),
+				 errdetail("Since the high-water mark was written, %s.",
+						   change.data),
+				 errhint("Remove snowflake.accept_layout_change from the configuration.")));
+		state->file_mark = floor_ms;
+		snowflake_raise_floor(state, floor_ms);
+		/* not the clock's fault if the new floor lies ahead of it */
+		pg_atomic_write_u64(&state->floor_clock_ms, 0);
+	}
+	pfree(change.data);
+}
+
+/* Refuse generation at start: the epoch or layout changed. */
+static void
+snowflake_refuse_layout(const char *reason, const char *hint)
+{
+	snowflake_state->layout_changed = true;
+	strlcpy(snowflake_state->layout_hint, hint,
+			sizeof(snowflake_state->layout_hint));
+	snowflake_invalidate_mark(reason);
+	ereport(LOG,
+			(errmsg("snowflake epoch or layout changed since the high-water mark was written; ID generation is disabled"),
+			 errdetail_internal("%s", reason),
+			 errhint("%s", hint)));
+}
+
+/* Write the temporary mark file, fsynced, and rename it into place. */
 static bool
-snowflake_write_mark_file(int64 mark_ms, int elevel)
+snowflake_write_mark_file_steps(int64 mark_ms, int64 written_at_ms, int elevel)
 {
 	SnowflakeMarkFile contents;
 
@@ -806,6 +1735,11 @@ snowflake_write_mark_file(int64 mark_ms, int elevel)
 	contents.version = SNOWFLAKE_MARK_VERSION;
 	contents.epoch_unix_ms = snowflake_epoch_unix_ms;
 	contents.mark_ms = mark_ms;
+	contents.written_at_ms = written_at_ms;
+	contents.time_bits = (uint8) snowflake_layout.time_bits;
+	contents.datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
+	contents.worker_bits = (uint8) snowflake_layout.worker_bits;
+	contents.sequence_bits = (uint8) snowflake_layout.sequence_bits;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeMarkFile, crc));
 	FIN_CRC32C(contents.crc);
@@ -817,9 +1751,10 @@ snowflake_write_mark_file(int64 mark_ms, int elevel)
 
 /*
  * Write a small state file of the data directory (the mark, the registry's
- * claim cache) durably: a temporary file, then durable_rename(), which
- * fsyncs it before and after the rename and fsyncs the directory.  On
- * failure report at elevel and return false; the old file stays.
+ * claim cache): a temporary file, then durable_rename(), which fsyncs it
+ * before and after the rename and fsyncs the directory (unless fsync is
+ * off).  On failure report at elevel and return false; the old file stays,
+ * and the caller removes the temporary one.
  */
 bool
 snowflake_write_file_durably(const char *path, const char *temp_path,
@@ -858,6 +1793,133 @@ snowflake_write_file_durably(const char *path, const char *temp_path,
 }
 
 /*
+ * Write a mark durably: a temporary file, then durable_rename(), which
+ * fsyncs it before and after the rename and fsyncs the directory (unless
+ * fsync is off).  On failure report at elevel and return false; the old mark
+ * stays in force, and no temporary file is left behind.
+ */
+static bool
+snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms, int elevel)
+{
+	volatile bool written = false;
+
+	PG_TRY();
+	{
+		written = snowflake_write_mark_file_steps(mark_ms, written_at_ms,
+												  elevel);
+	}
+	PG_CATCH();
+	{
+		(void) unlink(SNOWFLAKE_MARK_TEMP_FILE);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!written)
+		(void) unlink(SNOWFLAKE_MARK_TEMP_FILE);
+	return written;
+}
+
+/*
+ * Has the file gone backwards since this server last read or wrote it?  A
+ * copy restored from a backup, or a file replaced by hand, would let a crash
+ * resume below IDs already issued.  Called under mark_lock before each new
+ * mark is written.  If so, put the true mark back, so that a restart is
+ * safe, and disable generation until the server restarts: something that
+ * replaces the file needs an operator's eye.
+ */
+static bool
+snowflake_mark_file_went_back(void)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	SnowflakeMarkFile contents;
+	const char *reason;
+	bool		missing;
+	int			us_into_ms;
+
+	if (state->file_mark <= 0)
+		return false;
+	reason = snowflake_load_mark_file(&contents, &missing);
+	if (reason == NULL && contents.mark_ms >= state->file_mark)
+		return false;
+
+	if (missing)
+		reason = psprintf(_("The file was removed while the server ran; it held a mark of %lld ms."),
+						  (long long) state->file_mark);
+	else if (reason != NULL)
+		reason = psprintf(_("The file was replaced by an invalid one while the server ran; it held a mark of %lld ms."),
+						  (long long) state->file_mark);
+	else
+		reason = psprintf(_("The file's mark went back from %lld ms to %lld ms while the server ran."),
+						  (long long) state->file_mark,
+						  (long long) contents.mark_ms);
+	if (snowflake_write_mark_file(state->written_mark,
+								  snowflake_clock_ms(&us_into_ms), LOG))
+	{
+		state->file_mark = state->written_mark;
+		state->mark_restored = true;
+	}
+	snowflake_invalidate_mark(reason);
+	ereport(LOG,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("snowflake high-water mark file \"%s\" went backwards; ID generation is disabled",
+					SNOWFLAKE_MARK_FILE),
+			 errdetail_internal("%s", state->mark_invalid_reason)));
+	return true;
+}
+
+/*
+ * Disable generation for good, for reason (a full sentence).  The reason is
+ * in place before the flag is seen.
+ */
+static void
+snowflake_invalidate_mark(const char *reason)
+{
+	SnowflakeSharedState *state = snowflake_state;
+
+	strlcpy(state->mark_invalid_reason, reason,
+			sizeof(state->mark_invalid_reason));
+	pg_write_barrier();
+	state->mark_invalid = true;
+}
+
+/*---- the clock ----*/
+
+/*
+ * The clock in milliseconds since the epoch, and the microseconds already
+ * gone in that millisecond.
+ */
+static inline int64
+snowflake_clock_ms(int *us_into_ms)
+{
+	int64		unix_us;
+
+	unix_us = GetCurrentTimestamp() + SNOWFLAKE_UNIX_TO_PG_MS * 1000;
+	*us_into_ms = (int) (unix_us % 1000);
+	return unix_us / 1000 - snowflake_epoch_unix_ms;
+}
+
+/*
+ * A clock that nobody sets, in milliseconds from an arbitrary start, to
+ * measure how far the wall clock may have moved.  CLOCK_BOOTTIME, where
+ * there is one, also counts time the machine was suspended, so that a
+ * machine woken from sleep does not look like a clock jump.
+ */
+static int64
+snowflake_monotonic_ms(void)
+{
+	struct timespec ts;
+
+#ifdef CLOCK_BOOTTIME
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+#else
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*---- moving the mark ----*/
+
+/*
  * Make sure generation resumes at or past mark_ms, which is in the file:
  * raise the durable mark, the written mark and the last tick to it, never
  * lowering any.  Runs at startup and in redo, never beside generation.
@@ -866,8 +1928,6 @@ static void
 snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
 {
 	uint64		old_mark;
-	uint64		old_tick;
-	uint64		floor_tick;
 
 	if (mark_ms <= 0)
 		return;
@@ -878,113 +1938,291 @@ snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
 		   !pg_atomic_compare_exchange_u64(&state->durable_mark, &old_mark,
 										   (uint64) mark_ms))
 		;
+	snowflake_raise_tick_floor(state, mark_ms);
+}
 
-	floor_tick = ((uint64) mark_ms << SNOWFLAKE_SEQUENCE_BITS) - 1;
+/*
+ * Make sure that no ID below mark_ms is issued, without claiming that the
+ * mark is durable: the next ID then needs a new mark written first.
+ */
+static void
+snowflake_raise_tick_floor(SnowflakeSharedState *state, int64 mark_ms)
+{
+	uint64		old_tick;
+	uint64		floor_tick;
+
+	floor_tick = ((uint64) mark_ms << snowflake_layout.sequence_bits) - 1;
 	old_tick = pg_atomic_read_u64(&state->last_tick);
 	while (old_tick < floor_tick &&
 		   !pg_atomic_compare_exchange_u64(&state->last_tick, &old_tick,
 										   floor_tick))
 		;
+	pg_atomic_write_u64(&state->floor_tick,
+						pg_atomic_read_u64(&state->last_tick));
+}
+
+typedef enum SnowflakeMarkResult
+{
+	SNOWFLAKE_MARK_READY,		/* a mark high enough is in file and WAL */
+	SNOWFLAKE_MARK_FAILED,		/* it could not be written, or the file
+								 * went backwards */
+	SNOWFLAKE_MARK_CLOCK_JUMPED /* the clock jumped: no mark was written */
+} SnowflakeMarkResult;
+
+/*
+ * Under mark_lock: make sure that a mark more than margin_ms above
+ * needed_ms is in the file and in WAL, and set *target and *lsn to it and
+ * its record.  Another process may have written one already and still be
+ * waiting for standbys to confirm it; otherwise write one a stride ahead of
+ * the clock: to the file first (so a crash never forgets it), then to WAL,
+ * flushed (so a standby learns it before any commit that could hold an ID
+ * under it).
+ *
+ * Refuses to write a mark that follows a clock which jumped forward by more
+ * than snowflake.max_clock_jump, compared with the monotonic clock, since
+ * the last mark: such a mark would let IDs, and every restart after a
+ * crash, resume at the jumped time for good.  *jump_ms is then set.
+ */
+static SnowflakeMarkResult
+snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
+						 int64 *target, XLogRecPtr *lsn, int64 *jump_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	int64		now_ms;
+	int64		monotonic_ms;
+	int64		expected_ms;
+	int64		stride_ms;
+	int			us_into_ms;
+	xl_snowflake_mark xlrec;
+
+	if (state->written_mark > needed_ms + margin_ms)
+	{
+		*target = state->written_mark;
+		*lsn = state->written_lsn;
+		return SNOWFLAKE_MARK_READY;
+	}
+
+	now_ms = snowflake_clock_ms(&us_into_ms);
+	monotonic_ms = snowflake_monotonic_ms();
+	expected_ms = state->clock_ref_ms + (monotonic_ms - state->monotonic_ref_ms);
+	if (snowflake_max_clock_jump > 0 &&
+		now_ms - expected_ms > (int64) snowflake_max_clock_jump * 1000)
+	{
+		*jump_ms = now_ms - expected_ms;
+		return SNOWFLAKE_MARK_CLOCK_JUMPED;
+	}
+
+	if (snowflake_mark_file_went_back())
+		return SNOWFLAKE_MARK_FAILED;
+
+	stride_ms = Min(Max(SNOWFLAKE_MARK_STRIDE_MS,
+						2 * (int64) pg_atomic_read_u64(&state->write_duration_us) / 1000),
+					SNOWFLAKE_MAX_STRIDE_MS);
+	*target = Max(needed_ms, now_ms) + stride_ms;
+	*target = Min(Max(*target, state->written_mark),
+				  snowflake_layout.max_ms + 1);
+
+	if (!snowflake_write_mark_file(*target, now_ms, elevel))
+		return SNOWFLAKE_MARK_FAILED;
+	state->file_mark = *target;
+
+	xlrec.mark_ms = *target;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	*lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	XLogFlush(*lsn);
+	state->written_mark = *target;
+	state->written_lsn = *lsn;
+
+	/*
+	 * A clock that stepped back is not taken as the new reference, so that
+	 * setting it right again does not look like a jump.
+	 */
+	state->clock_ref_ms = Max(now_ms, expected_ms);
+	state->monotonic_ref_ms = monotonic_ms;
+	return SNOWFLAKE_MARK_READY;
+}
+
+/* The mark writer leaves as soon as the postmaster asks it to. */
+static void
+snowflake_writer_check_shutdown(void)
+{
+	if (snowflake_am_mark_writer && ShutdownRequestPending)
+		proc_exit(0);
+}
+
+/* Publish a durable mark, and record how long it took since started. */
+static void
+snowflake_finish_mark(int64 target, instr_time started)
+{
+	instr_time	duration;
+
+	snowflake_publish_mark(target);
+	ConditionVariableBroadcast(&snowflake_state->mark_cv);
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, started);
+	pg_atomic_write_u64(&snowflake_state->write_duration_us,
+						INSTR_TIME_GET_MICROSEC(duration));
+}
+
+/* Refuse generation: the mark file cannot be trusted. */
+static void
+snowflake_report_invalid_mark(void)
+{
+	pg_read_barrier();
+	if (snowflake_state->layout_changed)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake epoch or layout changed since the high-water mark was written"),
+				 errdetail_internal("%s", snowflake_state->mark_invalid_reason),
+				 errhint("%s", snowflake_state->layout_hint)));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("snowflake high-water mark file \"%s\" is invalid",
+					SNOWFLAKE_MARK_FILE),
+			 errdetail_internal("%s", snowflake_state->mark_invalid_reason),
+			 snowflake_state->mark_restored ?
+			 errhint("The true mark was written back. Find out what replaced the file, then restart the server.") :
+			 errhint("Without a valid mark this server could repeat IDs it issued before. "
+					 "Once the clock is past every ID this server issued (decode the largest with snowflake_parse), "
+					 "remove the file and restart the server.")));
+}
+
+static void snowflake_report_clock_jump(int64 jump_ms);
+
+/*
+ * Move the durable mark so that it lies more than margin_ms above
+ * needed_ms, waiting for whatever that takes: another process that is
+ * writing one (on mark_cv, so that a cancel or statement_timeout ends the
+ * wait), a new write, and the synchronous standbys, if any, outside the
+ * lock, so that even IDs that no transaction commits are known to them.
+ *
+ * Errors out if the mark cannot be written or the wait is cancelled; the
+ * old mark then stays in force.  A clock that jumped is an error for a
+ * backend; the mark writer leaves it to the backends to report.
+ */
+static void
+snowflake_advance_mark(int64 needed_ms, int64 margin_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	SnowflakeMarkResult result;
+	int64		target = 0;
+	int64		jump_ms = 0;
+	XLogRecPtr	lsn = InvalidXLogRecPtr;
+	instr_time	started;
+
+	INSTR_TIME_SET_ZERO(started);
+	for (;;)
+	{
+		if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms)
+		{
+			ConditionVariableCancelSleep();
+			return;
+		}
+		if (LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
+			break;
+		snowflake_writer_check_shutdown();
+		(void) ConditionVariableTimedSleep(&state->mark_cv, 100,
+										   PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+
+	/* another process may have moved it before we got the lock */
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms)
+		result = SNOWFLAKE_MARK_FAILED;
+	else
+	{
+		INSTR_TIME_SET_CURRENT(started);
+		result = snowflake_write_new_mark(needed_ms, margin_ms, ERROR,
+										  &target, &lsn, &jump_ms);
+	}
+	LWLockRelease(state->mark_lock);
+	ConditionVariableBroadcast(&state->mark_cv);
+
+	if (state->mark_invalid)
+		snowflake_report_invalid_mark();
+	if (result == SNOWFLAKE_MARK_CLOCK_JUMPED && !snowflake_am_mark_writer)
+		snowflake_report_clock_jump(jump_ms);
+	if (result != SNOWFLAKE_MARK_READY)
+		return;
+
+	while (!snowflake_standbys_have(lsn))
+	{
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10L, WAIT_EVENT_SYNC_REP);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		snowflake_writer_check_shutdown();
+		if (snowflake_am_mark_writer && ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+	snowflake_finish_mark(target, started);
 }
 
 /*
- * Move the durable mark so that it lies more than margin_ms above needed_ms.
- *
- * Under mark_lock, write a new mark a stride ahead of the clock to the file
- * (so a crash never forgets it), then WAL-log it and flush the record (so a
- * standby learns it before any commit that could hold an ID under it).
- * Then, without the lock, wait until the synchronous standbys, if any, have
- * the record, so that even IDs that no transaction commits are known to
- * them, and publish the mark.  A mark that another process wrote and is
- * still waiting for is waited for, not written again.
- *
- * With wait, this blocks until the mark is published, or errors out (the
- * file cannot be written, or the wait for standbys is cancelled) and the old
- * mark stays in force.  Without wait (a backend's early refresh while the
- * mark writer is away), it returns at once if another process holds the
- * lock, only warns if the file cannot be written, and publishes only if no
- * standby has to confirm: its caller's ID lies below the old mark anyway.
+ * A backend's early refresh of the mark while the mark writer is away: like
+ * snowflake_advance_mark, but never waits.  It gives up if another process
+ * holds the lock, only warns if the file cannot be written, and publishes
+ * only if no standby has to confirm the mark: its caller's ID lies below the
+ * old mark anyway.
  */
 static void
-snowflake_advance_mark(int64 needed_ms, int64 margin_ms, bool wait)
+snowflake_try_advance_mark(int64 needed_ms, int64 margin_ms)
 {
 	SnowflakeSharedState *state = snowflake_state;
-	int64		target;
-	XLogRecPtr	lsn;
+	SnowflakeMarkResult result = SNOWFLAKE_MARK_FAILED;
+	int64		target = 0;
+	int64		jump_ms = 0;
+	XLogRecPtr	lsn = InvalidXLogRecPtr;
 	instr_time	started;
-	instr_time	duration;
-	xl_snowflake_mark xlrec;
 
-	if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms)
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms ||
+		!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
 		return;
-	if (wait)
-		LWLockAcquire(state->mark_lock, LW_EXCLUSIVE);
-	else if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
-		return;
-
-	/* another process may have moved it while we waited for the lock */
-	if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms)
-	{
-		LWLockRelease(state->mark_lock);
-		return;
-	}
-
 	INSTR_TIME_SET_CURRENT(started);
-	if (state->written_mark > needed_ms + margin_ms)
-	{
-		target = state->written_mark;
-		lsn = state->written_lsn;
-	}
-	else
-	{
-		int64		stride_ms;
-		int			us_into_ms;
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) <= needed_ms + margin_ms)
+		result = snowflake_write_new_mark(needed_ms, margin_ms, WARNING,
+										  &target, &lsn, &jump_ms);
+	LWLockRelease(state->mark_lock);
+	ConditionVariableBroadcast(&state->mark_cv);
 
-		stride_ms = Min(Max(SNOWFLAKE_MARK_STRIDE_MS,
-							2 * (int64) pg_atomic_read_u64(&state->write_duration_us) / 1000),
-						SNOWFLAKE_MAX_STRIDE_MS);
-		target = Max(needed_ms, snowflake_clock_ms(&us_into_ms)) + stride_ms;
-		target = Min(Max(target, state->written_mark), SNOWFLAKE_MAX_MS + 1);
+	if (result == SNOWFLAKE_MARK_READY && snowflake_standbys_have(lsn))
+		snowflake_finish_mark(target, started);
+}
 
-		if (!snowflake_write_mark_file(target, wait ? ERROR : WARNING))
-		{
-			LWLockRelease(state->mark_lock);
-			return;
-		}
-		xlrec.mark_ms = target;
+/*
+ * Log the mark again once a checkpoint has begun after its last WAL record,
+ * so that the WAL a crash recovery replays always holds the mark, and a
+ * mark file found below it is known to have gone backwards (see
+ * snowflake_redo).  The record is marked unimportant, so that a server with
+ * nothing else to log still skips its checkpoints.  Called by the mark
+ * writer.
+ */
+static void
+snowflake_relog_mark(void)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	xl_snowflake_mark xlrec;
+	XLogRecPtr	lsn;
+
+	if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
+		return;
+	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn)
+	{
+		xlrec.mark_ms = state->written_mark;
 		XLogBeginInsert();
+		XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
 		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 		lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
 		XLogFlush(lsn);
-		state->written_mark = target;
 		state->written_lsn = lsn;
 	}
 	LWLockRelease(state->mark_lock);
-
-	if (!snowflake_standbys_have(lsn))
-	{
-		if (!wait)
-			return;
-		do
-		{
-			(void) WaitLatch(MyLatch,
-							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10L, WAIT_EVENT_SYNC_REP);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-			if (snowflake_am_mark_writer && ConfigReloadPending)
-			{
-				ConfigReloadPending = false;
-				ProcessConfigFile(PGC_SIGHUP);
-			}
-		} while (!snowflake_standbys_have(lsn));
-	}
-
-	snowflake_publish_mark(target);
-	INSTR_TIME_SET_CURRENT(duration);
-	INSTR_TIME_SUBTRACT(duration, started);
-	pg_atomic_write_u64(&state->write_duration_us,
-						INSTR_TIME_GET_MICROSEC(duration));
+	ConditionVariableBroadcast(&state->mark_cv);
 }
 
 /*
@@ -1028,19 +2266,7 @@ snowflake_publish_mark(int64 mark_ms)
 	}
 }
 
-/*
- * The clock in milliseconds since the epoch, and the microseconds already
- * gone in that millisecond.
- */
-static inline int64
-snowflake_clock_ms(int *us_into_ms)
-{
-	int64		unix_us;
-
-	unix_us = GetCurrentTimestamp() + SNOWFLAKE_UNIX_TO_PG_MS * 1000;
-	*us_into_ms = (int) (unix_us % 1000);
-	return unix_us / 1000 - snowflake_epoch_unix_ms;
-}
+/*---- generation ----*/
 
 /* Everything that must hold before this backend may generate an ID. */
 static void
@@ -1059,15 +2285,14 @@ snowflake_check_can_generate(void)
 				 errdetail("A standby carries its primary's datacenter and worker ids, so IDs generated here could collide with the primary's."),
 				 errhint("Generate IDs on the primary.")));
 
+	/*
+	 * As nextval() does: a server fenced by making its transactions
+	 * read-only must not hand out IDs either.
+	 */
+	PreventCommandIfReadOnly("snowflake_next_id()");
+
 	if (snowflake_state->mark_invalid)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("snowflake high-water mark file \"%s\" is invalid",
-						SNOWFLAKE_MARK_FILE),
-				 errdetail_internal("%s", snowflake_state->mark_invalid_reason),
-				 errhint("Without a valid mark this server could repeat IDs it issued before. "
-						 "Once the clock is past every ID this server issued (decode the largest with snowflake_parse), "
-						 "remove the file and restart the server.")));
+		snowflake_report_invalid_mark();
 
 	snowflake_registry_gate(snowflake_max_clock_wait);
 }
@@ -1081,49 +2306,192 @@ snowflake_node_worker_id(void)
 }
 
 /*
- * Refuse an ID because the clock is behind.  Each caller gets the error; the
- * server log gets one message with the figures when an episode begins and
- * one when it ends (at the end of snowflake_generate), not one per call:
- * snowflake_emit_log keeps the callers' errors out of it.
+ * Count a call refused because of the clock, and say whether it begins an
+ * episode of refusals, which the caller then logs once with its figures.
  */
-static void
-snowflake_report_clock_behind(int64 behind_ms)
+static bool
+snowflake_count_refusal(void)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	uint64		errors_before;
 
-	errors_before = pg_atomic_fetch_add_u64(&state->clock_behind_errors, 1);
-	if (pg_atomic_exchange_u32(&state->clock_behind_logged, 1) == 0)
-	{
-		pg_atomic_write_u64(&state->episode_first_error, errors_before);
+	errors_before = pg_atomic_fetch_add_u64(&state->clock_errors, 1);
+	if (pg_atomic_exchange_u32(&state->refusal_logged, 1) != 0)
+		return false;
+	pg_atomic_write_u64(&state->episode_first_error, errors_before);
+	return true;
+}
+
+/* Refuse an ID because the clock is behind the newest ID. */
+static void
+snowflake_report_clock_behind(int64 behind_ms)
+{
+	if (snowflake_count_refusal())
 		ereport(LOG,
 				(errmsg("the clock is %lld ms behind the snowflake generator; refusing IDs until it catches up",
 						(long long) behind_ms),
 				 errdetail("snowflake.max_lead is %d ms and snowflake.max_clock_wait is %d ms.",
 						   snowflake_max_lead, snowflake_max_clock_wait)));
-	}
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg(SNOWFLAKE_CLOCK_BEHIND_MESSAGE),
-			 errdetail("The clock is %lld ms behind the newest ID (or, after a restart, the high-water mark), %lld ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
+			 errdetail("The clock is %lld ms behind the newest ID, %lld ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
 					   (long long) behind_ms,
 					   (long long) (behind_ms - snowflake_max_lead),
 					   snowflake_max_clock_wait),
-			 errhint("Check the system clock, or raise snowflake.max_clock_wait or snowflake.max_lead.")));
+			 behind_ms <= INT_MAX ?
+			 errhint("Check the system clock, or raise snowflake.max_lead to at least %lld ms.",
+					 (long long) behind_ms) :
+			 errhint("No snowflake.max_lead reaches that far; see \"A clock far in the future\" in the README.")));
 }
 
 /*
- * Keep the per-call "clock is behind" errors out of the server log; the log
- * has the episode's own messages.  The client still gets every error.
+ * Refuse an ID because generation resumed at the durable mark, after a
+ * restart, and the clock has not reached it yet.  That is not a fault of
+ * the clock: the mark lies up to a stride ahead of the last real ID.
+ */
+static void
+snowflake_report_resuming(int64 ahead_ms)
+{
+	if (snowflake_count_refusal())
+		ereport(LOG,
+				(errmsg("snowflake IDs resume at the high-water mark, %lld ms ahead of the clock; refusing IDs until the clock reaches it",
+						(long long) ahead_ms)));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg(SNOWFLAKE_RESUMING_MESSAGE),
+			 errdetail("After a restart, IDs resume at the durable high-water mark, which lies %lld ms ahead of the clock; snowflake.max_clock_wait (%d ms) did not cover the wait.",
+					   (long long) ahead_ms, snowflake_max_clock_wait),
+			 errhint("IDs are issued again within %lld ms. To issue them at once, ahead of the clock, raise snowflake.max_lead to at least %lld ms.",
+					 (long long) ahead_ms, (long long) ahead_ms)));
+}
+
+/*
+ * Refuse an ID because the clock jumped forward further than
+ * snowflake.max_clock_jump allows.
+ */
+static void
+snowflake_report_clock_jump(int64 jump_ms)
+{
+	if (snowflake_count_refusal())
+		ereport(LOG,
+				(errmsg("the clock jumped %lld ms forward; refusing snowflake IDs until it is corrected",
+						(long long) jump_ms),
+				 errdetail("snowflake.max_clock_jump is %d s.",
+						   snowflake_max_clock_jump)));
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg(SNOWFLAKE_CLOCK_JUMP_MESSAGE),
+			 errdetail("Since the last high-water mark the clock moved %lld ms further than the monotonic clock, more than snowflake.max_clock_jump (%d s) allows.",
+					   (long long) jump_ms, snowflake_max_clock_jump),
+			 errhint("If the clock is wrong, correct it. If it is right, raise snowflake.max_clock_jump above the jump and reload the configuration.")));
+}
+
+/*
+ * Keep the per-call refusals for the clock out of the server log; the log
+ * has each episode's own messages.  The client still gets every error.
  */
 static void
 snowflake_emit_log(ErrorData *edata)
 {
 	if (edata->elevel == ERROR && edata->message_id != NULL &&
-		strcmp(edata->message_id, SNOWFLAKE_CLOCK_BEHIND_MESSAGE) == 0)
+		(strcmp(edata->message_id, SNOWFLAKE_CLOCK_BEHIND_MESSAGE) == 0 ||
+		 strcmp(edata->message_id, SNOWFLAKE_RESUMING_MESSAGE) == 0 ||
+		 strcmp(edata->message_id, SNOWFLAKE_CLOCK_JUMP_MESSAGE) == 0))
 		edata->output_to_server = false;
 	if (prev_emit_log_hook)
 		prev_emit_log_hook(edata);
+}
+
+/* Log the end of an episode of refusals, once, when an ID is issued again. */
+static void
+snowflake_end_refusal_episode(void)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	uint64		refused;
+
+	if (pg_atomic_read_u32(&state->refusal_logged) == 0 ||
+		pg_atomic_exchange_u32(&state->refusal_logged, 0) == 0)
+		return;
+	refused = pg_atomic_read_u64(&state->clock_errors) -
+		pg_atomic_read_u64(&state->episode_first_error);
+	ereport(LOG,
+			(errmsg("snowflake IDs are issued again"),
+			 errdetail_plural("%llu call was refused before.",
+							  "%llu calls were refused before.",
+							  refused,
+							  (unsigned long long) refused)));
+}
+
+/*
+ * The next ID lies beyond max_lead of the clock, and last is what stands in
+ * the way.  Wait a little for the clock, or error out once
+ * snowflake.max_clock_wait is used up: for the next millisecond when this
+ * one's sequence is used up, for a clock that is behind the newest ID, or,
+ * after a restart, for the clock to reach the durable mark.
+ */
+static void
+snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
+						 instr_time *wait_start, bool *counted)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	int64		last_ms = (int64) (last >> snowflake_layout.sequence_bits);
+	instr_time	waited;
+	int64		waited_ms;
+	int64		sleep_ms;
+
+	if (last_ms <= now_ms + snowflake_max_lead)
+	{
+		/* this millisecond's sequence is used up: wait for the next */
+		if (!*counted)
+			pg_atomic_fetch_add_u64(&state->sequence_waits, 1);
+		*counted = true;
+		pg_usleep(1000 - us_into_ms);
+		return;
+	}
+
+	if (INSTR_TIME_IS_ZERO(*wait_start))
+		INSTR_TIME_SET_CURRENT(*wait_start);
+	INSTR_TIME_SET_CURRENT(waited);
+	INSTR_TIME_SUBTRACT(waited, *wait_start);
+	waited_ms = INSTR_TIME_GET_MILLISEC(waited);
+	if (waited_ms >= snowflake_max_clock_wait)
+	{
+		if (last == pg_atomic_read_u64(&state->floor_tick) &&
+			now_ms >= (int64) pg_atomic_read_u64(&state->floor_clock_ms))
+			snowflake_report_resuming(last_ms + 1 - now_ms);
+		snowflake_report_clock_behind(last_ms - now_ms);
+	}
+	if (!*counted)
+		pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);
+	*counted = true;
+	sleep_ms = Min(last_ms - now_ms - snowflake_max_lead,
+				   snowflake_max_clock_wait - waited_ms);
+	sleep_ms = Max(Min(sleep_ms, 100), 1);
+	(void) WaitLatch(MyLatch,
+					 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 (long) sleep_ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+}
+
+/*
+ * Refresh the mark early, so that nobody has to wait for it: wake the mark
+ * writer, or, while it is not running, try to write it here.
+ */
+static void
+snowflake_refresh_mark_early(int64 next_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	Latch	   *writer_latch;
+
+	if ((uint64) (next_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) <
+		pg_atomic_read_u64(&state->durable_mark))
+		return;
+	writer_latch = state->mark_writer_latch;
+	if (writer_latch != NULL)
+		SetLatch(writer_latch);
+	else
+		snowflake_try_advance_mark(next_ms, SNOWFLAKE_MARK_STRIDE_MS / 2);
 }
 
 /*
@@ -1140,11 +2508,9 @@ snowflake_generate(void)
 	uint64		last;
 	uint64		next;
 	int64		now_ms;
-	int64		last_ms;
 	int64		next_ms;
 	int			us_into_ms;
-	bool		counted_sequence_wait = false;
-	bool		counted_clock_wait = false;
+	bool		counted_wait = false;
 	instr_time	wait_start;
 
 	INSTR_TIME_SET_ZERO(wait_start);
@@ -1160,52 +2526,20 @@ snowflake_generate(void)
 							   (long long) -now_ms),
 					 errhint("Check the system clock.")));
 
-		next = Max(last + 1, (uint64) now_ms << SNOWFLAKE_SEQUENCE_BITS);
-		next_ms = (int64) (next >> SNOWFLAKE_SEQUENCE_BITS);
-		if (next_ms > SNOWFLAKE_MAX_MS)
+		next = Max(last + 1, (uint64) now_ms << snowflake_layout.sequence_bits);
+		next_ms = (int64) (next >> snowflake_layout.sequence_bits);
+		if (next_ms > snowflake_layout.max_ms)
 			ereport(ERROR,
 					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
 					 errmsg("snowflake IDs are exhausted: the 41 bits of time since the epoch are used up"),
 					 errdetail("The largest time a snowflake ID can carry is %lld ms after snowflake.epoch.",
-							   (long long) SNOWFLAKE_MAX_MS),
+							   (long long) snowflake_layout.max_ms),
 					 errhint("Choose a later snowflake.epoch for a new ID space.")));
 
 		if (next_ms > now_ms + snowflake_max_lead)
 		{
-			last_ms = (int64) (last >> SNOWFLAKE_SEQUENCE_BITS);
-			if (last_ms <= now_ms + snowflake_max_lead)
-			{
-				/* this millisecond's sequence is used up: wait for the next */
-				if (!counted_sequence_wait)
-					pg_atomic_fetch_add_u64(&state->sequence_waits, 1);
-				counted_sequence_wait = true;
-				pg_usleep(1000 - us_into_ms);
-			}
-			else
-			{
-				/* the clock is behind: wait for it, within max_clock_wait */
-				instr_time	waited;
-				int64		waited_ms;
-				int64		sleep_ms;
-
-				if (INSTR_TIME_IS_ZERO(wait_start))
-					INSTR_TIME_SET_CURRENT(wait_start);
-				INSTR_TIME_SET_CURRENT(waited);
-				INSTR_TIME_SUBTRACT(waited, wait_start);
-				waited_ms = INSTR_TIME_GET_MILLISEC(waited);
-				if (waited_ms >= snowflake_max_clock_wait)
-					snowflake_report_clock_behind(last_ms - now_ms);
-				if (!counted_clock_wait)
-					pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);
-				counted_clock_wait = true;
-				sleep_ms = Min(last_ms - now_ms - snowflake_max_lead,
-							   snowflake_max_clock_wait - waited_ms);
-				sleep_ms = Max(Min(sleep_ms, 100), 1);
-				(void) WaitLatch(MyLatch,
-								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 (long) sleep_ms, PG_WAIT_EXTENSION);
-				ResetLatch(MyLatch);
-			}
+			snowflake_wait_for_clock(last, now_ms, us_into_ms, &wait_start,
+									 &counted_wait);
 			CHECK_FOR_INTERRUPTS();
 			last = pg_atomic_read_u64(&state->last_tick);
 			continue;
@@ -1220,7 +2554,7 @@ snowflake_generate(void)
 			 * it here, and wake the mark writer, so that from now on it keeps
 			 * the mark ahead of the clock.
 			 */
-			snowflake_advance_mark(next_ms, 0, true);
+			snowflake_advance_mark(next_ms, 0);
 			if (writer_latch != NULL)
 				SetLatch(writer_latch);
 			last = pg_atomic_read_u64(&state->last_tick);
@@ -1231,39 +2565,19 @@ snowflake_generate(void)
 			break;
 	}
 
+	/* the header's invariants: the tick only grows, the mark only grows */
+	Assert(next > last);
+	Assert(next_ms <= now_ms + snowflake_max_lead);
+	Assert((uint64) next_ms < pg_atomic_read_u64(&state->durable_mark));
+
 	if (next_ms > now_ms)
 		pg_atomic_fetch_add_u64(&state->leads_taken, 1);
-	if (pg_atomic_read_u32(&state->clock_behind_logged) != 0 &&
-		pg_atomic_exchange_u32(&state->clock_behind_logged, 0) != 0)
-	{
-		uint64		refused = pg_atomic_read_u64(&state->clock_behind_errors) -
-			pg_atomic_read_u64(&state->episode_first_error);
-
-		ereport(LOG,
-				(errmsg("the clock has caught up with the snowflake generator"),
-				 errdetail_plural("%llu call was refused while it was behind.",
-								  "%llu calls were refused while it was behind.",
-								  refused,
-								  (unsigned long long) refused)));
-	}
-
-	/*
-	 * Refresh the mark early, so that nobody has to wait for it: wake the
-	 * mark writer, or, while it is not running, try to write it here.
-	 */
-	if ((uint64) (next_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) >=
-		pg_atomic_read_u64(&state->durable_mark))
-	{
-		Latch	   *writer_latch = state->mark_writer_latch;
-
-		if (writer_latch != NULL)
-			SetLatch(writer_latch);
-		else
-			snowflake_advance_mark(next_ms, SNOWFLAKE_MARK_STRIDE_MS / 2, false);
-	}
-
+	snowflake_end_refusal_episode();
+	snowflake_refresh_mark_early(next_ms);
 	return (int64) next;
 }
+
+/*---- the mark writer ----*/
 
 /*
  * The mark writer: a background worker that moves the durable mark ahead,
@@ -1272,8 +2586,13 @@ snowflake_generate(void)
  * as IDs were issued within SNOWFLAKE_WRITER_ACTIVE_MS, it also keeps the
  * mark half a stride ahead of the clock, so that the first ID after a pause
  * does not find the mark behind the clock and write it itself; a server that
- * issues no IDs writes nothing.  If the writer fails, it exits and is
- * restarted a second later; meanwhile backends write the mark themselves.
+ * issues no IDs writes no mark.  It logs the mark again after each
+ * checkpoint (snowflake_relog_mark), and warns after a reload about
+ * snowflake settings that the next start will refuse.
+ *
+ * If the writer fails, it exits and the postmaster starts it again a second
+ * later; meanwhile backends write the mark themselves.  On SIGTERM (a
+ * shutdown) it exits cleanly and for good.
  */
 void
 snowflake_mark_writer_main(Datum main_arg)
@@ -1282,7 +2601,7 @@ snowflake_mark_writer_main(Datum main_arg)
 	uint64		start_tick;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
 	if (state->mark_invalid)
@@ -1301,29 +2620,34 @@ snowflake_mark_writer_main(Datum main_arg)
 		int			us_into_ms;
 		bool		active = false;
 
+		snowflake_writer_check_shutdown();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			snowflake_check_config_files();
 		}
+		if (state->mark_invalid)
+			proc_exit(0);
 
-		/* nothing to do until IDs are issued */
+		/* nothing to write until IDs are issued */
 		last_tick = pg_atomic_read_u64(&state->last_tick);
 		if (last_tick != start_tick)
 		{
-			last_ms = (int64) (last_tick >> SNOWFLAKE_SEQUENCE_BITS);
+			last_ms = (int64) (last_tick >> snowflake_layout.sequence_bits);
 			now_ms = snowflake_clock_ms(&us_into_ms);
 			active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
 			snowflake_advance_mark(active ? Max(last_ms, now_ms) : last_ms,
-								   SNOWFLAKE_MARK_STRIDE_MS / 2, true);
+								   SNOWFLAKE_MARK_STRIDE_MS / 2);
 		}
+		snowflake_relog_mark();
 
 		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-						 (active ? WL_TIMEOUT : 0),
-						 SNOWFLAKE_MARK_STRIDE_MS / 4, PG_WAIT_EXTENSION);
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 active ? SNOWFLAKE_MARK_STRIDE_MS / 4 :
+						 SNOWFLAKE_RELOG_CHECK_MS,
+						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -1333,6 +2657,8 @@ snowflake_mark_writer_detach(int code, Datum arg)
 {
 	snowflake_state->mark_writer_latch = NULL;
 }
+
+/*---- SQL-callable functions ----*/
 
 /*
  * snowflake_next_id() returns bigint: a new ID, greater than every ID this
@@ -1347,10 +2673,10 @@ snowflake_next_id(PG_FUNCTION_ARGS)
 	snowflake_check_can_generate();
 	tick = (uint64) snowflake_generate();
 
-	id = (int64) (((tick >> SNOWFLAKE_SEQUENCE_BITS) << SNOWFLAKE_TIME_SHIFT) |
-				  ((uint64) snowflake_datacenter_id << SNOWFLAKE_DATACENTER_SHIFT) |
-				  ((uint64) snowflake_node_worker_id() << SNOWFLAKE_WORKER_SHIFT) |
-				  (tick & SNOWFLAKE_MAX_SEQUENCE));
+	id = snowflake_compose_id(&snowflake_layout,
+							  (int64) (tick >> snowflake_layout.sequence_bits),
+							  snowflake_datacenter_id, snowflake_node_worker_id(),
+							  (int64) (tick & snowflake_layout.max_sequence));
 
 	snowflake_session_last_id = id;
 	snowflake_session_has_last_id = true;
@@ -1359,7 +2685,8 @@ snowflake_next_id(PG_FUNCTION_ARGS)
 
 /*
  * snowflake_last_id() returns bigint: the ID this session's last
- * snowflake_next_id() returned, as lastval() does for sequences.
+ * snowflake_next_id() returned, as lastval() does for sequences, and like it
+ * forgotten by DISCARD ALL and DISCARD SEQUENCES.
  */
 Datum
 snowflake_last_id(PG_FUNCTION_ARGS)
@@ -1373,15 +2700,17 @@ snowflake_last_id(PG_FUNCTION_ARGS)
 }
 
 /*
- * Decode id into (ts, datacenter_id, worker_id, sequence), counting time
- * from epoch (a PostgreSQL timestamp).
+ * Decode id into (ts, datacenter_id, worker_id, sequence) under layout,
+ * counting time in units of unit_ms from epoch (a PostgreSQL timestamp).
  */
 static Datum
-snowflake_decode(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch)
+snowflake_decode(FunctionCallInfo fcinfo, const SnowflakeLayout *layout,
+				 int64 id, TimestampTz epoch, int64 unit_ms)
 {
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
+	int			used_bits = layout->time_shift + layout->time_bits;
 	int64		ms;
 	TimestampTz ts;
 
@@ -1390,92 +2719,201 @@ snowflake_decode(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid snowflake ID: %lld", (long long) id),
 				 errdetail("Snowflake IDs are never negative: bit 63 is always 0.")));
+	if (used_bits < 63 && (id >> used_bits) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: %lld", (long long) id),
+				 errdetail("The layout uses the low %d bits of an ID, and this one has higher bits set.",
+						   used_bits)));
 	if (TIMESTAMP_NOT_FINITE(epoch))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake epoch must be finite")));
 
-	ms = id >> SNOWFLAKE_TIME_SHIFT;
-	if (pg_add_s64_overflow(epoch, ms * 1000, &ts) || !IS_VALID_TIMESTAMP(ts))
+	ms = snowflake_id_ms(layout, id);
+	if (pg_mul_s64_overflow(ms, unit_ms * 1000, &ts) ||
+		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range"),
+				 unit_ms == 1 ?
 				 errdetail("Snowflake ID %lld lies %lld ms after the epoch, past the largest timestamp.",
-						   (long long) id, (long long) ms)));
+						   (long long) id, (long long) ms) :
+				 errdetail("Snowflake ID %lld lies %lld units of %lld ms after the epoch, past the largest timestamp.",
+						   (long long) id, (long long) ms, (long long) unit_ms)));
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
 	values[0] = TimestampTzGetDatum(ts);
-	values[1] = Int32GetDatum((int32) ((id >> SNOWFLAKE_DATACENTER_SHIFT) &
-									   SNOWFLAKE_MAX_DATACENTER_ID));
-	values[2] = Int32GetDatum((int32) ((id >> SNOWFLAKE_WORKER_SHIFT) &
-									   SNOWFLAKE_MAX_WORKER_ID));
-	values[3] = Int32GetDatum((int32) (id & SNOWFLAKE_MAX_SEQUENCE));
+	values[1] = Int32GetDatum(snowflake_id_datacenter(layout, id));
+	values[2] = Int32GetDatum(snowflake_id_worker(layout, id));
+	values[3] = Int32GetDatum((int32) snowflake_id_sequence(layout, id));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
 /*
  * The configured epoch as a PostgreSQL timestamp.  Without the preload the
- * setting is not defined, so read its raw value, if any, the same way.
+ * setting follows postgresql.conf at each reload; if its value there is not
+ * valid, say so rather than decode with the default.
  */
 static TimestampTz
 snowflake_configured_epoch(void)
 {
-	int64		epoch_unix_ms = snowflake_epoch_unix_ms;
-
-	if (snowflake_state == NULL && snowflake_epoch_string == NULL)
+	if (snowflake_epoch_error != NULL)
 	{
-		const char *raw = GetConfigOption("snowflake.epoch", true, false);
+		int64		epoch_unix_ms;
 		const char *detail;
 
-		if (!snowflake_parse_epoch(raw ? raw : SNOWFLAKE_DEFAULT_EPOCH,
-								   &epoch_unix_ms, &detail))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for parameter \"%s\": \"%s\"",
-							"snowflake.epoch", raw),
-					 errdetail_internal("%s", detail)));
+		(void) snowflake_parse_epoch(snowflake_epoch_error, &epoch_unix_ms,
+									 &detail);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"",
+						"snowflake.epoch", snowflake_epoch_error),
+				 errdetail_internal("%s", detail)));
 	}
-	return (epoch_unix_ms - SNOWFLAKE_UNIX_TO_PG_MS) * 1000;
+	return (snowflake_epoch_unix_ms - SNOWFLAKE_UNIX_TO_PG_MS) * 1000;
 }
 
-/* snowflake_parse(id bigint): decode with the configured epoch */
+/* snowflake_parse(id bigint): decode with the configured epoch and layout */
 Datum
 snowflake_parse(PG_FUNCTION_ARGS)
 {
-	return snowflake_decode(fcinfo, PG_GETARG_INT64(0),
-							snowflake_configured_epoch());
+	return snowflake_decode(fcinfo, snowflake_configured_layout(),
+							PG_GETARG_INT64(0),
+							snowflake_configured_epoch(), 1);
 }
 
-/* snowflake_parse(id bigint, epoch timestamptz): decode with another epoch */
+/*
+ * snowflake_parse(id bigint, epoch timestamptz): decode an ID of Twitter's
+ * layout with another epoch.  Twitter's layout, not the server's, so that
+ * the function depends on its arguments alone.
+ */
 Datum
 snowflake_parse_with_epoch(PG_FUNCTION_ARGS)
 {
-	return snowflake_decode(fcinfo, PG_GETARG_INT64(0),
-							PG_GETARG_TIMESTAMPTZ(1));
+	SnowflakeLayout twitter;
+
+	snowflake_layout_init(&twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
+						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						  SNOWFLAKE_DEFAULT_WORKER_BITS,
+						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	return snowflake_decode(fcinfo, &twitter, PG_GETARG_INT64(0),
+							PG_GETARG_TIMESTAMPTZ(1), 1);
 }
+
+/*
+ * snowflake_parse(id, epoch, time_bits, datacenter_bits, worker_bits,
+ * sequence_bits, time_unit_ms): decode an ID of any layout, such as a
+ * 53-bit one or another system's.  Widths of 0 are allowed for every part
+ * but time; time counts units of time_unit_ms (10 for Sonyflake).
+ */
+Datum
+snowflake_parse_with_layout(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout layout;
+	int			widths[4];
+	static const char *const names[4] = {
+		"time_bits", "datacenter_bits", "worker_bits", "sequence_bits"
+	};
+	int			total = 0;
+	int32		unit_ms = PG_GETARG_INT32(6);
+
+	for (int i = 0; i < 4; i++)
+	{
+		int			max_width = i == 0 ? 63 : i == 3 ? 31 : SNOWFLAKE_MAX_NODE_BITS;
+
+		widths[i] = PG_GETARG_INT32(i + 2);
+		if (widths[i] < (i == 0 ? 1 : 0) || widths[i] > max_width)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid snowflake layout: %s is %d",
+							names[i], widths[i]),
+					 errdetail("%s must be from %d to %d.", names[i],
+							   i == 0 ? 1 : 0, max_width)));
+		total += widths[i];
+	}
+	if (total > 63)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+						total),
+				 errdetail("The four widths must add up to at most 63.")));
+	if (unit_ms < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake time unit: %d ms", unit_ms),
+				 errdetail("The time unit must be at least 1 ms.")));
+	snowflake_layout_init(&layout, widths[0], widths[1], widths[2], widths[3]);
+	return snowflake_decode(fcinfo, &layout, PG_GETARG_INT64(0),
+							PG_GETARG_TIMESTAMPTZ(1), unit_ms);
+}
+
+/*---- WAL resource manager ----*/
 
 /*
  * Replay a mark: a standby (or crash recovery) raises its floor to it, and
  * keeps it on disk so that a restart of the standby remembers it too.
+ *
+ * In crash recovery the file was written before each of these records, so a
+ * record above the file's mark means that the file went backwards (an older
+ * copy replaced it), and generation is refused.  In a standby or archive
+ * recovery the file may lag the WAL (it came with a base backup), so the
+ * record is written to it.  If that fails, replay goes on, warning: the
+ * floor is raised in memory but the mark is not published as durable, so
+ * that after a promotion no ID is issued before a new mark is on disk, and
+ * the next mark record, or a clean shutdown, tries the file again.
  */
 static void
 snowflake_redo(XLogReaderState *record)
 {
+	SnowflakeSharedState *state = snowflake_state;
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	xl_snowflake_mark xlrec;
+	int			us_into_ms;
 
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
 	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
-	if (snowflake_state->mark_invalid ||
-		(int64) pg_atomic_read_u64(&snowflake_state->durable_mark) >= xlrec.mark_ms)
+	if (state->mark_invalid ||
+		(int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
 		return;
-	snowflake_write_mark_file(xlrec.mark_ms, ERROR);
-	snowflake_raise_floor(snowflake_state, xlrec.mark_ms);
+
+	if (!StandbyMode && !ArchiveRecoveryRequested)
+	{
+		if (xlrec.mark_ms > state->file_mark)
+		{
+			snowflake_invalidate_mark(psprintf(_("WAL records a mark of %lld ms, but the file holds %lld ms: it was replaced by an older copy, or removed."),
+											   (long long) xlrec.mark_ms,
+											   (long long) state->file_mark));
+			ereport(LOG,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("snowflake high-water mark file \"%s\" went backwards; ID generation is disabled",
+							SNOWFLAKE_MARK_FILE),
+					 errdetail_internal("%s", state->mark_invalid_reason)));
+		}
+		return;
+	}
+
+	pg_atomic_write_u64(&state->floor_clock_ms, (uint64) PG_INT64_MAX);
+	if (!snowflake_write_mark_file(xlrec.mark_ms,
+								   snowflake_clock_ms(&us_into_ms), WARNING))
+	{
+		snowflake_raise_tick_floor(state, xlrec.mark_ms);
+		if (pg_atomic_exchange_u32(&state->redo_write_failed, 1) == 0)
+			ereport(WARNING,
+					(errmsg("snowflake high-water mark replayed from WAL is not on disk"),
+					 errdetail("Replay goes on with the mark of %lld ms kept in memory; the file is written again with the next mark record or at shutdown.",
+							   (long long) xlrec.mark_ms),
+					 errhint("After a promotion no ID is issued until a new mark is on disk.")));
+		return;
+	}
+	pg_atomic_write_u32(&state->redo_write_failed, 0);
+	state->file_mark = xlrec.mark_ms;
+	snowflake_raise_floor(state, xlrec.mark_ms);
 }
 
 static void

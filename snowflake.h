@@ -16,17 +16,14 @@
 #ifndef SNOWFLAKE_H
 #define SNOWFLAKE_H
 
-/*
- * The widths of the node fields (the rest of the layout is in snowflake.c),
- * which also bound the worker ids a registry hands out.
- */
-#define SNOWFLAKE_WORKER_BITS		5
-#define SNOWFLAKE_DATACENTER_BITS	5
-#define SNOWFLAKE_MAX_WORKER_ID		((1 << SNOWFLAKE_WORKER_BITS) - 1)
-#define SNOWFLAKE_MAX_DATACENTER_ID ((1 << SNOWFLAKE_DATACENTER_BITS) - 1)
+#include "utils/guc.h"
 
-/* the node settings, defined in snowflake.c */
-extern int	snowflake_datacenter_id;
+/* the bounds of the registry's settings, which snowflake.c checks too */
+#define SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS	100
+#define SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS	(3600 * 1000)
+#define SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS	100
+#define SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS	(24 * 3600 * 1000)
+#define SNOWFLAKE_REGISTRY_MIN_LEASE_S		60
 
 /* Write a small state file of the data directory durably (snowflake.c). */
 extern bool snowflake_write_file_durably(const char *path,
@@ -35,13 +32,27 @@ extern bool snowflake_write_file_durably(const char *path,
 										 int elevel);
 
 /*
- * Called from _PG_init while preloading: define the registry settings,
- * refuse to start when snowflake.worker_id is set in registry mode, and in
- * registry mode ask for shared memory and register the registry worker.
- * worker_id_set says whether snowflake.worker_id was given in any
- * configuration source.
+ * Define the registry settings, from snowflake.c's definition of all
+ * settings; start_context is the context of the server-start ones.
  */
-extern void snowflake_registry_init(bool worker_id_set);
+extern void snowflake_registry_define_settings(GucContext start_context);
+
+/*
+ * Is value a valid snowflake.registry?  If not, *detail says why.  Never
+ * throws.
+ */
+extern bool snowflake_registry_check_conninfo(const char *value,
+											  const char **detail);
+
+/*
+ * Called from _PG_init while preloading, once the settings are checked:
+ * refuse to start when snowflake.worker_id is set in registry mode (which
+ * worker_id_set says), and in registry mode ask for shared memory and
+ * register the registry worker.  Claims are made in datacenter_id, for a
+ * worker id from 0 to max_worker_id (the server's layout).
+ */
+extern void snowflake_registry_start(bool worker_id_set, int datacenter_id,
+									 int max_worker_id);
 
 /* Does this server claim its worker id from a registry? */
 extern bool snowflake_registry_enabled(void);

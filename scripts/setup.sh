@@ -1,7 +1,9 @@
 #!/bin/bash
 #
-# setup.sh: install what building and testing snowflake needs, then build
-# and install the extension.  Run as root on Debian 12; safe to run again.
+# setup.sh: install what building, packaging and testing snowflake needs,
+# then build and install the extension.  Run as root on Debian 12; safe to
+# run again.  SNOWFLAKE_PG_CONFIG names the PostgreSQL to install into
+# (default: Debian's PostgreSQL 15).
 #
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +13,13 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-packages="postgresql-15 postgresql-server-dev-15 libipc-run-perl faketime libfaketime make gcc"
+pg_config=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+
+# The server and its headers; the Perl modules, libfaketime and strace for
+# the TAP tests; debhelper and postgresql-server-dev-all to build the Debian
+# package; clang for the build with clang.
+packages="postgresql-15 postgresql-server-dev-15 libipc-run-perl faketime libfaketime
+	strace make gcc clang debhelper postgresql-server-dev-all"
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -23,10 +31,5 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null
 fi
 
-# Debian's PGXS also emits JIT bitcode with clang-14; build without it where
-# clang is missing.
-llvm_flag=""
-command -v clang-14 >/dev/null 2>&1 || llvm_flag="with_llvm=no"
-
-make -s $llvm_flag PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
-make -s $llvm_flag PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install
+make -s PG_CONFIG="$pg_config"
+make -s PG_CONFIG="$pg_config" install

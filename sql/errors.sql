@@ -52,8 +52,52 @@ SHOW snowflake.max_clock_wait;
 RESET snowflake.max_lead;
 RESET snowflake.max_clock_wait;
 
--- the prefix is reserved: a misspelt setting is an error, not a placeholder
+-- node ids are plain integers: no fractions to round, no hex
+ALTER SYSTEM SET snowflake.worker_id = 31.4;
+ALTER SYSTEM SET snowflake.worker_id = '1.5';
+ALTER SYSTEM SET snowflake.datacenter_id = '0x1F';
+
+-- the epoch is a fixed moment: no special or relative values, and no zone
+-- abbreviations, whose meaning depends on timezone_abbreviations
+ALTER SYSTEM SET snowflake.epoch = 'today +00';
+ALTER SYSTEM SET snowflake.epoch = 'tomorrow +00';
+ALTER SYSTEM SET snowflake.epoch = 'yesterday 10:00 +00';
+ALTER SYSTEM SET snowflake.epoch = 'now';
+ALTER SYSTEM SET snowflake.epoch = 'epoch';
+ALTER SYSTEM SET snowflake.epoch = 'infinity';
+ALTER SYSTEM SET snowflake.epoch = '-infinity';
+ALTER SYSTEM SET snowflake.epoch = '2015-01-01 00:00:00 IST';
+ALTER SYSTEM SET snowflake.epoch = '2015-01-01 00:00:00 EST';
+-- numeric offsets, full zone names, UTC and GMT are fixed
+ALTER SYSTEM SET snowflake.epoch = '2015-01-01 00:00:00+05:30';
+ALTER SYSTEM SET snowflake.epoch = '2015-01-01 00:00:00 Asia/Kolkata';
+ALTER SYSTEM SET snowflake.epoch = '2015-01-01 00:00:00 UTC';
+ALTER SYSTEM SET snowflake.epoch = '2015-01-01 00:00:00 GMT';
+ALTER SYSTEM RESET snowflake.epoch;
+
+-- the prefix is reserved, whatever the case of its letters (quoted names
+-- keep their capitals): a misspelt setting is an error, not a placeholder
 SET snowflake.wrker_id = 3;
+SET "Snowflake"."Wokrer_Id" = 7;
+SET "SNOWFLAKE".max_laed = 1;
+RESET "Snowflake"."Wokrer_Id";
+SELECT set_config('snowflake.wrker_id', '3', false);
+ALTER SYSTEM SET "Snowflake"."Wokrer_Id" = 7;
+ALTER DATABASE regression SET "SnowFlake"."Max_Laed" = 1;
+ALTER ROLE CURRENT_USER SET "Snowflake".max_laed = 1;
+CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql
+	SET "Snowflake".max_laed = 1 AS 'SELECT 1';
+-- real settings may be spelt in any case
+SET "SnowFlake"."Max_Lead" = '2s';
+SHOW snowflake.max_lead;
+RESET "SNOWFLAKE"."MAX_LEAD";
+SHOW snowflake.max_lead;
+ALTER ROLE CURRENT_USER SET "Snowflake"."Max_Clock_Wait" = 500;
+ALTER ROLE CURRENT_USER RESET snowflake.max_clock_wait;
+SET snowflake.max_clock_jump = '2h';
+SHOW snowflake.max_clock_jump;
+SET snowflake.max_clock_jump = -1;
+RESET snowflake.max_clock_jump;
 
 -- the SQLSTATE of each error above that snowflake raises itself
 CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text
@@ -71,7 +115,10 @@ FROM (VALUES
 	('SELECT snowflake_parse(1, ''infinity'')'),
 	('SELECT snowflake_parse(9223372036854775807, ''294270-01-01+00'')'),
 	('SET snowflake.worker_id = 3'),
-	('SET snowflake.max_clock_wait = -1')
+	('SET snowflake.max_clock_wait = -1'),
+	('SET "Snowflake"."Wokrer_Id" = 7'),
+	('ALTER SYSTEM SET snowflake.worker_id = 31.4'),
+	('ALTER SYSTEM SET snowflake.epoch = ''today +00''')
 ) v(query);
 
 DROP EXTENSION snowflake;

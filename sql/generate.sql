@@ -70,10 +70,30 @@ SELECT snowflake_next_id() AS rolled_back \gset
 ROLLBACK;
 SELECT snowflake_next_id() > :rolled_back AS greater_after_rollback;
 
--- the generator works the same in a read-only transaction
+-- like nextval(), the generator refuses a read-only transaction: a server
+-- fenced by default_transaction_read_only hands out no IDs
 BEGIN READ ONLY;
-SELECT snowflake_next_id() > :rolled_back AS works_read_only;
-COMMIT;
+SELECT snowflake_next_id();
+ROLLBACK;
+SET default_transaction_read_only = on;
+SELECT snowflake_next_id();
+RESET default_transaction_read_only;
+SELECT snowflake_next_id() > :rolled_back AS works_read_write;
+
+-- DISCARD ALL and DISCARD SEQUENCES forget the session's last ID, as they
+-- forget lastval(), so that a pooled connection does not show it to the
+-- next client
+SELECT snowflake_next_id() IS NOT NULL AS have_id;
+SELECT snowflake_last_id() IS NOT NULL AS have_last_id;
+DISCARD SEQUENCES;
+SELECT snowflake_last_id();
+SELECT snowflake_next_id() IS NOT NULL AS have_id;
+DISCARD ALL;
+SELECT snowflake_last_id();
+SELECT snowflake_next_id() IS NOT NULL AS have_id;
+DISCARD PLANS;
+DISCARD TEMP;
+SELECT snowflake_last_id() IS NOT NULL AS last_id_kept_by_other_discards;
 
 -- a parallel query may still call it: it runs in the leader
 SET max_parallel_workers_per_gather = 2;

@@ -15,6 +15,16 @@ SELECT * FROM snowflake_parse(175928847299117063);
 SELECT * FROM snowflake_parse(175928847299117063, '2015-01-01+00');
 SELECT * FROM snowflake_parse(-1);
 
+-- no session can change the epoch that snowflake_parse(id) uses, or set a
+-- snowflake setting that does not exist: without the preload the
+-- server-start settings are settings of the configuration file
+SHOW snowflake.epoch;
+SET snowflake.epoch = '2010-11-04 01:42:54.657+00';
+SET snowflake.datacenter_id = 3;
+SET snowflake.wrker_id = 3;
+SET "Snowflake"."Wokrer_Id" = 3;
+SELECT * FROM snowflake_parse(175928847299117063);
+
 -- a table can still declare the default; inserting without an ID fails clearly
 CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next_id());
 INSERT INTO t DEFAULT VALUES;

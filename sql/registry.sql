@@ -17,14 +17,15 @@ $$;
 CREATE TEMP TABLE installed AS SELECT * FROM pg_temp.extension_objects() o;
 SELECT count(*) FROM installed;
 
--- claim(datacenter, system id, token) with the defaults the servers use
+-- claim(datacenter, system id, token) with the defaults the servers use,
+-- in Twitter's layout (worker ids 0-31)
 CREATE FUNCTION pg_temp.claim(dc integer, sysid bigint, token uuid,
 	preferred integer DEFAULT NULL)
 RETURNS TABLE (status text, worker_id integer, holder_sysid bigint)
 LANGUAGE sql AS $$
 	SELECT a.status, a.worker_id, a.system_identifier
 	FROM snowflake_registry_claim(dc, sysid, 1, token, 'host', 5432, '/data',
-		interval '10 s', interval '1 day', preferred) a
+		interval '10 s', interval '1 day', 31, preferred) a
 $$;
 CREATE FUNCTION pg_temp.tok(n integer) RETURNS uuid
 LANGUAGE sql AS $$ SELECT lpad(n::text, 32, '0')::uuid $$;
@@ -95,7 +96,7 @@ SELECT snowflake_registry_release(5, 0);
 RESET ROLE;
 
 -- out of range
-SELECT * FROM pg_temp.claim(32, 101, pg_temp.tok(9));
+SELECT * FROM pg_temp.claim(-1, 101, pg_temp.tok(9));
 
 -- the operator's functions are not for everyone
 SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute

@@ -60,7 +60,7 @@ refuses_to_start(
 	'worker_id not a number');
 refuses_to_start(
 	'snowflake.wokrer_id = 5',
-	qr/FATAL:  unrecognized configuration parameter "snowflake.wokrer_id"\n.*DETAIL:  "snowflake" is a reserved prefix\.\n.*HINT:  The snowflake settings are snowflake.datacenter_id, snowflake.worker_id,/,
+	qr/FATAL:  unrecognized configuration parameter "snowflake.wokrer_id"\n.*DETAIL:  "snowflake" is a reserved prefix\.\n.*HINT:  SELECT name FROM pg_settings WHERE name LIKE 'snowflake\.%' lists the snowflake settings\./,
 	'a misspelt setting');
 refuses_to_start(
 	"snowflake.epoch = 'yesterday-ish'",
@@ -74,6 +74,78 @@ refuses_to_start(
 	"snowflake.epoch = '2015-01-01 00:00:00'",
 	qr/DETAIL:  The epoch must name its time zone/,
 	'epoch without a time zone');
+
+# Setting names are case-insensitive, so the reserved prefix is too: a
+# misspelling with capitals is as unknown as one without.
+refuses_to_start(
+	'Snowflake.Wokrer_Id = 7',
+	qr/FATAL:  unrecognized configuration parameter "Snowflake.Wokrer_Id"\n.*DETAIL:  "snowflake" is a reserved prefix\./,
+	'a misspelt setting with capitals in its prefix');
+
+# Node ids are plain integers: PostgreSQL would round a fraction.
+refuses_to_start(
+	'snowflake.worker_id = 31.4',
+	qr/FATAL:  invalid value for parameter "snowflake.worker_id": "31.4"\n.*DETAIL:  "snowflake.worker_id" must be an integer from 0 to 31\./,
+	'a worker id with a fraction');
+refuses_to_start(
+	"snowflake.datacenter_id = '1.5'",
+	qr/FATAL:  invalid value for parameter "snowflake.datacenter_id": "1.5"/,
+	'a datacenter id with a fraction, quoted');
+
+# The epoch is a fixed moment.
+refuses_to_start(
+	"snowflake.epoch = 'today +00'",
+	qr/FATAL:  invalid value for parameter "snowflake.epoch": "today \+00"\n.*DETAIL:  The epoch must be a fixed moment; "today" is a special or relative value\./,
+	'a relative epoch');
+refuses_to_start(
+	"snowflake.epoch = 'tomorrow +00'",
+	qr/DETAIL:  The epoch must be a fixed moment; "tomorrow" is a special or relative value\./,
+	'an epoch of tomorrow');
+refuses_to_start(
+	"snowflake.epoch = '2015-01-01 00:00:00 IST'",
+	qr/DETAIL:  The time zone abbreviation "ist" depends on timezone_abbreviations/,
+	'an epoch with a zone abbreviation');
+
+# The reloadable settings are checked at start as strictly as the node ids:
+# PostgreSQL would warn and use the default.
+refuses_to_start(
+	"snowflake.max_lead = '1 hour'",
+	qr/FATAL:  invalid value for parameter "snowflake.max_lead": "1 hour"\n.*DETAIL:  "snowflake.max_lead" must be a duration from 0 to 2147483647ms/,
+	'max_lead with a unit PostgreSQL does not know');
+refuses_to_start(
+	"snowflake.max_lead = '30d'",
+	qr/FATAL:  invalid value for parameter "snowflake.max_lead": "30d"/,
+	'max_lead beyond its range');
+refuses_to_start(
+	'snowflake.max_clock_wait = -5',
+	qr/FATAL:  invalid value for parameter "snowflake.max_clock_wait": "-5"\n.*DETAIL:  "snowflake.max_clock_wait" must be a duration from 0 to 1h\./,
+	'a negative max_clock_wait');
+refuses_to_start(
+	"snowflake.max_clock_jump = '1 day'",
+	qr/FATAL:  invalid value for parameter "snowflake.max_clock_jump": "1 day"/,
+	'a max_clock_jump that does not parse');
+
+# A real setting spelt with capitals is honoured.
+write_conf("SnowFlake.Worker_ID = 7\n");
+$node->start;
+is($node->safe_psql('postgres', 'SHOW snowflake.worker_id'),
+	'7', 'a setting spelt with capitals is honoured');
+
+# What the next start would refuse is warned about at a reload, when the
+# change is made, not at some later restart.
+$node->append_conf('postgresql.conf',
+	"Snowflake.Wokrer_Id = 3\nsnowflake.max_lead = '30d'\n");
+my $reload_offset = -s $node->logfile;
+$node->reload;
+ok( $node->wait_for_log(
+		qr/WARNING:  unrecognized configuration parameter "Snowflake.Wokrer_Id" in file ".*postgresql.conf" line \d+\n.*DETAIL:  "snowflake" is a reserved prefix\.\n.*HINT:  The next server start will refuse it\./,
+		$reload_offset),
+	'a reload warns about a misspelt setting that the next start will refuse');
+ok( $node->log_contains(
+		qr/WARNING:  invalid value for parameter "snowflake.max_lead": "30d"\n.*DETAIL:  .*\n.*HINT:  The next server start will refuse it\./,
+		$reload_offset),
+	'... and about a value out of range');
+$node->stop;
 
 # Valid settings, in both forms of the epoch, are taken as given.
 write_conf($valid_conf);

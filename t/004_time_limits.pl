@@ -7,12 +7,15 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest qw(skip_without_libfaketime);
 use Test::More;
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-plan skip_all => "libfaketime is not installed" unless -e $libfaketime;
+skip_without_libfaketime();
 
 my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock';
 sub set_clock
@@ -33,7 +36,7 @@ snowflake.max_clock_wait = 0
 });
 set_clock('+0');
 {
-	local $ENV{LD_PRELOAD} = $libfaketime;
+	local $ENV{LD_PRELOAD} = $SnowflakeTest::libfaketime;
 	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
 	local $ENV{FAKETIME_NO_CACHE} = '1';
 	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';

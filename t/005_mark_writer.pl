@@ -5,8 +5,9 @@
 #
 # Whatever the writer does, the mark on disk must always lie above every ID
 # issued.  While IDs are being issued it keeps the mark ahead of the clock;
-# when it is gone, backends write the mark themselves; it comes back by
-# itself; and a standby runs none, since it generates nothing.
+# when it is gone, backends write the mark themselves; it leaves cleanly on
+# SIGTERM, as at every shutdown; and a standby runs none, since it generates
+# nothing.
 use strict;
 use warnings;
 
@@ -18,27 +19,6 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time usleep);
-
-# the pid of the node's mark writer, or undef
-sub mark_writer_pid
-{
-	my ($node) = @_;
-	my $postmaster = $node->{_pid};
-	opendir(my $dh, '/proc') or die "could not read /proc: $!";
-	foreach my $pid (grep { /^\d+$/ } readdir $dh)
-	{
-		open my $stat_fh, '<', "/proc/$pid/stat" or next;
-		my $stat = <$stat_fh>;
-		close $stat_fh;
-		next unless defined $stat && $stat =~ /\) \S+ (\d+) /;
-		next unless $1 == $postmaster;
-		open my $cmd_fh, '<', "/proc/$pid/cmdline" or next;
-		my $cmdline = <$cmd_fh> // '';
-		close $cmd_fh;
-		return $pid if $cmdline =~ /^postgres: (?:[^:]+: )?snowflake mark writer/;
-	}
-	return undef;
-}
 
 sub mark_ms
 {
@@ -93,15 +73,15 @@ cmp_ok(mark_ms($node), '>', $mark_before,
 cmp_ok(id_ms($last), '<', mark_ms($node),
 	'... and stays above every ID');
 
-# The postmaster restarts it a second later.
-my $new_writer;
-$deadline = time() + 10;
-until (defined($new_writer = mark_writer_pid($node)) || time() > $deadline)
-{
-	usleep(100_000);
-}
-ok(defined $new_writer && $new_writer != $writer,
-	'the mark writer comes back by itself');
+# SIGTERM is how the postmaster stops it at shutdown: it leaves cleanly,
+# without the FATAL that alerting would pick up, and is not started again
+# until the server restarts.
+ok( !$node->log_contains(
+		qr/FATAL:  terminating background worker "snowflake mark writer"/),
+	'the mark writer leaves on SIGTERM without a FATAL message');
+usleep(1_500_000);
+ok(!defined mark_writer_pid($node),
+	'a mark writer ended by SIGTERM stays away until the next start');
 
 is( $node->safe_psql(
 		'postgres', q{
@@ -117,6 +97,21 @@ $node->wait_for_catchup($standby);
 ok(!defined mark_writer_pid($standby), 'a standby runs no mark writer');
 
 $standby->stop;
+
+# A clean shutdown logs nothing alarming about the writer.
+my $stop_offset = -s $node->logfile;
+restart_node($node);
+my $restarted_writer;
+$deadline = time() + 10;
+until (defined($restarted_writer = mark_writer_pid($node)) || time() > $deadline)
+{
+	usleep(100_000);
+}
+ok(defined $restarted_writer, 'a restart starts the mark writer again');
+$node->stop;
+ok( !$node->log_contains(qr/FATAL/, $stop_offset),
+	'a clean shutdown and restart log no FATAL message');
+start_node($node);
 
 # A mark that cannot be written is an error, and no ID past the old mark is
 # handed out.  After a restart the first ID needs a new mark; a directory in
@@ -137,17 +132,24 @@ cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_next_id()'),
 	'>', $max_before, 'once the mark can be written, IDs go on');
 
 # An epoch moved 10 s later makes the clock read fewer milliseconds than
-# the IDs already issued.  The mark counts the IDs' own milliseconds, so IDs
-# resume at it, above every ID issued before (max_lead lets them go on at
-# once), and the log says the epoch changed.
+# the IDs already issued.  A restart with it refuses to generate until the
+# change is accepted; then IDs resume above every ID issued before (max_lead
+# lets them go on at once).
 $max_before = $node->safe_psql('postgres', 'SELECT snowflake_next_id()');
 $node->append_conf('postgresql.conf',
 	"snowflake.epoch = '2010-11-04 01:43:04.657+00'\nsnowflake.max_lead = 60000");
+restart_node($node);
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT snowflake_next_id()");
+like($stderr,
+	qr/ERROR:  55000: snowflake epoch or layout changed since the high-water mark was written/,
+	'a changed epoch is refused at start');
+$node->append_conf('postgresql.conf', "snowflake.accept_layout_change = on");
 my $log_offset = -s $node->logfile;
 restart_node($node);
 like(slurp_file($node->logfile, $log_offset),
-	qr/LOG:  snowflake.epoch has changed since the high-water mark was written/,
-	'a changed epoch is logged at start');
+	qr/LOG:  snowflake accepted a change of epoch or layout/,
+	'accepting the changed epoch is logged at start');
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_next_id()'),
 	'>', $max_before, 'under a later epoch IDs resume above the old ones');
 

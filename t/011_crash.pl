@@ -37,6 +37,8 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
+skip_without_libfaketime();
+
 my $node = snowflake_node('main', extra_conf => "log_statement = none\n");
 start_node($node);
 $node->safe_psql(

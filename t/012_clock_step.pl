@@ -31,6 +31,8 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time);
 
+skip_without_libfaketime();
+
 my $node = snowflake_node('main', no_cache => 1);
 start_node($node);
 check_clock_offset($node, 0, 'server clock starts at the real time');

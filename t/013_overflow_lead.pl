@@ -39,6 +39,8 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
+skip_without_libfaketime();
+
 my $rate = 0.05;
 my $node = snowflake_node('main', rate => $rate);
 start_node($node);

@@ -25,6 +25,8 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
+skip_without_libfaketime();
+
 my $primary = snowflake_node('primary', allows_streaming => 1);
 start_node($primary);
 check_clock_offset($primary, 0, 'primary clock runs at the real time');
@@ -82,8 +84,10 @@ cmp_ok($standby_mark->{mark_ms},
 my $behind_s = $standby->safe_psql('postgres',
 	"SELECT extract(epoch FROM (snowflake_parse($old_max)).ts - clock_timestamp())"
 );
-cmp_ok($behind_s, '>', 8,
-	'the standby\'s clock lies about 10 s below the last committed ID');
+# (10 s less the time since that ID was made, which a loaded machine
+# stretches)
+cmp_ok($behind_s, '>', 5,
+	'the standby\'s clock lies well below the last committed ID');
 
 # The primary dies; the standby takes over.
 crash_node($primary);

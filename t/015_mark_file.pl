@@ -44,7 +44,9 @@ my $good_mark = read_mark_file($mark_path);
 ok($good_mark->{crc_ok} && $good_mark->{mark_ms} == id_ms($old_max) + 1,
 	'a clean shutdown left a valid mark file');
 is( $good,
-	mark_file_bytes(mark_ms => $good_mark->{mark_ms}),
+	mark_file_bytes(
+		mark_ms       => $good_mark->{mark_ms},
+		written_at_ms => $good_mark->{written_at_ms}),
 	'the test builds mark files byte for byte as the server does');
 
 my @cases = (
@@ -67,6 +69,11 @@ my @cases = (
 			version => MARK_VERSION + 1,
 			mark_ms => $good_mark->{mark_ms}),
 		reason => 'It was written by a newer version of snowflake.' },
+	{   name  => 'naming a layout that is not valid',
+		bytes => mark_file_bytes(
+			mark_ms => $good_mark->{mark_ms},
+			layout  => [ 41, 10, 10, 12 ]),
+		reason => 'It names a layout that is not valid.' },
 	{   name  => 'with a bad checksum',
 		bytes => mark_file_bytes(
 			mark_ms => $good_mark->{mark_ms},

@@ -22,6 +22,8 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(usleep);
 
+skip_without_libfaketime();
+
 my $primary = snowflake_node(
 	'primary',
 	allows_streaming => 1,

@@ -102,7 +102,7 @@ like($errors->{standby}, qr/the registry refused this server's claim/,
 # The primary cut off from the registry (its registry worker stopped) goes
 # on generating; its promoted standby takes the claim over after the
 # takeover delay.
-my $worker = child_pid($primary, 'snowflake registry worker');
+my $worker = registry_worker_pid($primary);
 kill 'STOP', $worker;
 my $stopped_at = time();
 my ($standby_pair, $took) = wait_for_pair($standby);
@@ -128,7 +128,7 @@ $primary->stop;
 $standby->append_conf('postgresql.conf',
 	'snowflake.registry_require_check_in = on');
 $standby->reload;
-$worker = child_pid($standby, 'snowflake registry worker');
+$worker = registry_worker_pid($standby);
 kill 'STOP', $worker;
 like(
 	wait_for_refusal($standby, 30),

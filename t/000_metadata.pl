@@ -1,0 +1,73 @@
+# Copyright (c) 2026, the snowflake authors
+#
+# The release metadata agrees with itself: META.json (PGXN's meta spec
+# 1.0.0) parses and has what PGXN needs, and the extension's version is the
+# same in META.json, snowflake.control and debian/changelog.  PGXN wants a
+# semantic version, so "1.0" in the control file is "1.0.0" in META.json.
+use strict;
+use warnings;
+
+use FindBin;
+use JSON::PP;
+use Test::More;
+
+my $top = "$FindBin::RealBin/..";
+
+sub slurp
+{
+	my ($path) = @_;
+	open my $fh, '<', $path or die "could not read $path: $!";
+	local $/;
+	return <$fh>;
+}
+
+# "1.0" -> "1.0.0"
+sub semver
+{
+	my ($version) = @_;
+	$version .= '.0' while ($version =~ tr/.//) < 2;
+	return $version;
+}
+
+my $meta = eval { decode_json(slurp("$top/META.json")) };
+ok(defined $meta, 'META.json parses as JSON') or diag $@;
+$meta //= {};
+
+foreach my $key (qw(name abstract version maintainer license provides meta-spec))
+{
+	ok(defined $meta->{$key}, "META.json has \"$key\"");
+}
+is($meta->{name}, 'snowflake', 'META.json names the extension');
+is($meta->{license}, 'postgresql', 'META.json gives the PostgreSQL License');
+like(slurp("$top/LICENSE"), qr/^The PostgreSQL License$/m,
+	'LICENSE is the PostgreSQL License');
+is($meta->{'meta-spec'}{version}, '1.0.0', 'META.json follows meta spec 1.0.0');
+like($meta->{version} // '', qr/^\d+\.\d+\.\d+$/,
+	'META.json has a semantic version');
+like($meta->{prereqs}{runtime}{requires}{PostgreSQL} // '', qr/15\.0\.0/,
+	'META.json requires PostgreSQL 15');
+
+my ($control_version) =
+  slurp("$top/snowflake.control") =~ /^default_version = '([^']+)'$/m;
+ok(defined $control_version, 'snowflake.control has a default_version');
+is($meta->{version}, semver($control_version // ''),
+	'META.json has the version of snowflake.control');
+
+my ($changelog_version) = slurp("$top/debian/changelog") =~ /^\S+ \(([^)]+)\)/;
+ok(defined $changelog_version, 'debian/changelog has a version');
+# drop the Debian revision and any epoch: 1:1.0-1 -> 1.0
+(my $upstream = $changelog_version // '') =~ s/^\d+://;
+$upstream =~ s/-[^-]+$//;
+is($upstream, $control_version,
+	'debian/changelog has the version of snowflake.control');
+
+my $provides = $meta->{provides}{snowflake} // {};
+is($provides->{version}, $meta->{version},
+	'META.json provides snowflake at its own version');
+ok(defined $provides->{file} && -f "$top/$provides->{file}",
+	'the file META.json names for snowflake exists');
+# an install script of the default version, or an upgrade script to it
+ok(scalar(glob("$top/snowflake--*$control_version.sql")),
+	'a script installs or updates to the default version');
+
+done_testing();
