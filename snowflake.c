@@ -3,7 +3,7 @@
  * snowflake.c
  *		Twitter-Snowflake IDs generated inside PostgreSQL.
  *
- * An ID is a positive bigint laid out as Twitter defined it:
+ * An ID is a positive bigint laid out, by default, as Twitter defined it:
  *
  *	 bit 63		always 0, so every ID is a positive bigint
  *	 bits 62-22 milliseconds since the epoch (snowflake.epoch), 41 bits
@@ -11,8 +11,12 @@
  *	 bits 16-12 worker id (snowflake.worker_id), 5 bits
  *	 bits 11-0	sequence within the millisecond, 12 bits
  *
- * All widths and shifts are defined once, below, and everything else is
- * derived from them.
+ * A server may choose other widths at start (snowflake.time_bits,
+ * datacenter_bits, worker_bits, sequence_bits); the ID is then the low bits
+ * of a bigint, in the same order.  The widths and what follows from them are
+ * kept once, in a SnowflakeLayout, and everything else is derived from it.
+ * The mark file records the layout and the epoch, so that a server restarted
+ * with other ones refuses to generate until the change is accepted.
  *
  * One server is one generator.  Its whole state is one 64-bit word in
  * shared memory, the "tick" of the last ID issued: (ms << sequence bits) |
@@ -2531,7 +2535,8 @@ snowflake_generate(void)
 		if (next_ms > snowflake_layout.max_ms)
 			ereport(ERROR,
 					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("snowflake IDs are exhausted: the 41 bits of time since the epoch are used up"),
+					 errmsg("snowflake IDs are exhausted: the %d bits of time since the epoch are used up",
+							snowflake_layout.time_bits),
 					 errdetail("The largest time a snowflake ID can carry is %lld ms after snowflake.epoch.",
 							   (long long) snowflake_layout.max_ms),
 					 errhint("Choose a later snowflake.epoch for a new ID space.")));
