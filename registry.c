@@ -290,17 +290,8 @@ snowflake_registry_enabled(void)
 static void
 registry_register_worker(void)
 {
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "snowflake_registry_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "snowflake registry worker", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "snowflake registry worker", BGW_MAXLEN);
-	RegisterBackgroundWorker(&worker);
+	snowflake_register_worker("snowflake_registry_main",
+							  "snowflake registry worker");
 }
 
 /*---- shared memory ----*/

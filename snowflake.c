@@ -790,6 +790,17 @@ snowflake_define_settings(GucContext start_context)
 static void
 snowflake_register_mark_writer(void)
 {
+	snowflake_register_worker("snowflake_mark_writer_main",
+							  "snowflake mark writer");
+}
+
+/*
+ * Register a background worker of this library that runs where IDs are
+ * generated (see snowflake.h).
+ */
+void
+snowflake_register_worker(const char *function_name, const char *name)
+{
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
@@ -797,9 +808,9 @@ snowflake_register_mark_writer(void)
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = 1;
 	strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "snowflake_mark_writer_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "snowflake mark writer", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "snowflake mark writer", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, function_name, BGW_MAXLEN);
+	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
+	strlcpy(worker.bgw_type, name, BGW_MAXLEN);
 	RegisterBackgroundWorker(&worker);
 }
 

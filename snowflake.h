@@ -32,6 +32,14 @@ extern bool snowflake_write_file_durably(const char *path,
 										 int elevel);
 
 /*
+ * Register a background worker of this library (function_name is its entry
+ * point, name its title) that starts where IDs are generated: on a primary,
+ * and on a standby at its promotion; restarted a second after an error.
+ */
+extern void snowflake_register_worker(const char *function_name,
+									  const char *name);
+
+/*
  * Define the registry settings, from snowflake.c's definition of all
  * settings; start_context is the context of the server-start ones.
  */

@@ -183,6 +183,28 @@ like(
 	'a registry database without the extension is named as the reason');
 $misdirected->stop;
 
+# Claims follow the server's layout: with one worker bit, a datacenter has
+# worker ids 0 and 1 only.
+$registry->safe_psql(
+	'postgres', q{
+INSERT INTO snowflake_claims
+SELECT 9, w, 2000 + w, 1, gen_random_uuid(), 'elsewhere', 5432, '/data',
+       clock_timestamp(), clock_timestamp(), false, '10 s'
+FROM unnest(ARRAY[0, 5]) w});
+my $one_bit_conf = "snowflake.datacenter_id = 9\nsnowflake.worker_bits = 1\n";
+my $small = snowflake_node('k', registry => $registry,
+	extra_conf => $one_bit_conf);
+start_node($small);
+($pair) = wait_for_pair($small);
+is($pair, '9|1', 'with one worker bit, the only free worker id is claimed');
+my $too_many = snowflake_node('l', registry => $registry,
+	extra_conf => $one_bit_conf);
+start_node($too_many);
+like((next_pair($too_many))[1],
+	qr/all 2 worker ids of datacenter 9 are claimed/,
+	'and the next server finds the datacenter full');
+$_->stop foreach ($small, $too_many);
+
 # A registry that accepts connections but never answers: the worker gives
 # up after its timeout (a check-in interval, here a minute), and shutdown
 # does not wait for it.
