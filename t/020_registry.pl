@@ -239,4 +239,16 @@ ok( $both->log_contains(
 		'"snowflake.worker_id" cannot be set when "snowflake.registry" is set'),
 	'and says why');
 
+# A connection string libpq cannot parse is refused at start.
+my $garbled = snowflake_node('m', registry => $registry,
+	extra_conf => "snowflake.registry = 'host=localhost no_such_option=1'\n");
+ok(!start_node($garbled, fail_ok => 1),
+	'a server whose snowflake.registry does not parse does not start');
+ok( $garbled->log_contains(
+		'invalid value for parameter "snowflake.registry": "host=localhost no_such_option=1"'
+	),
+	'and names the setting');
+ok($garbled->log_contains('invalid connection option "no_such_option"'),
+	'and says what libpq found wrong');
+
 done_testing();
