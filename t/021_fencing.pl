@@ -64,9 +64,19 @@ sub generate_for
 my $primary =
   snowflake_node('primary', registry => $registry, allows_streaming => 1);
 start_node($primary);
-my ($pair) = wait_for_pair($primary);
-ok(defined $pair, "the primary claims $pair");
+
+# Back up the primary before it issues any ID: a backup taken while marks
+# are being written holds a mark file older than the marks in its WAL, which
+# a server started from it as a primary refuses for that reason first.
+$registry->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM snowflake_claims WHERE port = "
+	  . $primary->port)
+  or die 'the primary did not claim a worker id';
+my $pair = $registry->safe_psql('postgres',
+	"SELECT datacenter_id || '|' || worker_id FROM snowflake_claims "
+	  . "WHERE port = " . $primary->port);
 $primary->backup('base');
+is(next_pair($primary), $pair, "the primary claims $pair and generates with it");
 
 # A pg_basebackup clone started as a primary beside its original.
 my $clone = snowflake_standby($primary, 'base', 'clone', clone => 1);
