@@ -824,16 +824,28 @@ registry_open(bool interruptible, long timeout_ms, char *reason)
 {
 	PGconn	   *conn;
 	PGresult   *result;
+	char		timeout[16];
+	const char *params[1];
 
 	conn = registry_connect(interruptible, timeout_ms, reason);
 	if (conn == NULL)
 		return NULL;
+
+	/*
+	 * The registry's statement_timeout ends a statement this worker stopped
+	 * waiting for: a backend blocked on a claim lock does not notice that
+	 * its client went away, and the connections of the retries would pile
+	 * up on the registry.
+	 */
+	snprintf(timeout, sizeof(timeout), "%ld", timeout_ms);
+	params[0] = timeout;
 	result = registry_exec(conn,
-						   "SELECT pg_catalog.quote_ident(n.nspname), e.extversion "
+						   "SELECT pg_catalog.quote_ident(n.nspname), e.extversion, "
+						   "pg_catalog.set_config('statement_timeout', $1, false) "
 						   "FROM pg_catalog.pg_extension e "
 						   "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
 						   "WHERE e.extname = 'snowflake'",
-						   0, NULL, interruptible, timeout_ms, reason);
+						   1, params, interruptible, timeout_ms, reason);
 	if (result == NULL)
 	{
 		if (strcmp(reason, "The registry returned no row.") == 0)

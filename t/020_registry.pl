@@ -85,6 +85,16 @@ ok( $registry->poll_query_until(
 		"SELECT count(*) = 2 FROM pg_locks WHERE locktype = 'advisory' "
 		  . "AND objid = 5 AND NOT granted"),
 	'both new servers wait on the claim lock at the same moment');
+# Their claims time out and are retried meanwhile; the registry ends the
+# statements they gave up on, so their connections do not pile up there.
+sleep(5);
+cmp_ok(
+	$registry->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM pg_stat_activity "
+		  . "WHERE application_name = 'snowflake registry worker'"),
+	'<=', 7,
+	'retried claims leave no connections behind on the registry');
 $holder->query_safe('SELECT pg_advisory_unlock(1397641047, 5)');
 $holder->quit;
 my @twin_pairs = map { (wait_for_pair($_))[0] } @twins;
