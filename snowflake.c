@@ -288,7 +288,15 @@ typedef struct SnowflakeMarkFile
 typedef struct xl_snowflake_mark
 {
 	int64		mark_ms;
+	/* the settings the mark counts in; records of snowflake 1.0 end here */
+	int64		epoch_unix_ms;
+	uint8		time_bits;
+	uint8		datacenter_bits;
+	uint8		worker_bits;
+	uint8		sequence_bits;
 } xl_snowflake_mark;
+
+#define SIZEOF_XL_SNOWFLAKE_MARK_V1 sizeof(int64)
 
 /*
  * Refusals that every generating call gets while a condition lasts.  The
@@ -466,11 +474,15 @@ PG_FUNCTION_INFO_V1(snowflake_parse_with_layout);
 static void snowflake_define_settings(GucContext start_context);
 static void snowflake_register_mark_writer(void);
 static void snowflake_set_layout(void);
+static void snowflake_report_bad_layout(int elevel,
+										const SnowflakeLayout *layout,
+										int total, const char *hint);
 static const SnowflakeLayout *snowflake_configured_layout(void);
 static const SnowflakeSetting *snowflake_find_setting(const char *name);
 static bool snowflake_has_prefix(const char *name);
 static bool snowflake_check_setting_value(const SnowflakeSetting *setting,
 										  const char *value,
+										  const SnowflakeLayout *layout,
 										  const char **detail);
 static void snowflake_reject_unknown_settings(void);
 static void snowflake_validate_preset(const SnowflakeSetting *setting,
@@ -496,7 +508,7 @@ static void snowflake_read_mark_file(SnowflakeSharedState *state);
 static bool snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms,
 									  int elevel);
 static void snowflake_invalidate_mark(const char *reason);
-static bool snowflake_shut_down_cleanly(void);
+static bool snowflake_shut_down_cleanly(bool standby_too);
 static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
 static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
@@ -515,6 +527,8 @@ static void snowflake_emit_log(ErrorData *edata);
 static int64 snowflake_generate(void);
 static void snowflake_mark_writer_detach(int code, Datum arg);
 static void snowflake_redo(XLogReaderState *record);
+static void snowflake_read_mark_record(XLogReaderState *record,
+									   xl_snowflake_mark *xlrec);
 static void snowflake_desc(StringInfo buf, XLogReaderState *record);
 static const char *snowflake_identify(uint8 info);
 
@@ -811,17 +825,11 @@ snowflake_set_layout(void)
 	int			total = snowflake_time_bits + snowflake_datacenter_bits +
 		snowflake_worker_bits + snowflake_sequence_bits;
 
-	if (total > 63)
-		ereport(FATAL,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
-						total),
-				 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
-						   snowflake_time_bits, snowflake_datacenter_bits,
-						   snowflake_worker_bits, snowflake_sequence_bits)));
 	snowflake_layout_init(&snowflake_layout, snowflake_time_bits,
 						  snowflake_datacenter_bits, snowflake_worker_bits,
 						  snowflake_sequence_bits);
+	if (total > 63)
+		snowflake_report_bad_layout(FATAL, &snowflake_layout, total, NULL);
 }
 
 /*
@@ -839,27 +847,22 @@ snowflake_configured_layout(void)
 		return &snowflake_layout;
 	total = snowflake_time_bits + snowflake_datacenter_bits +
 		snowflake_worker_bits + snowflake_sequence_bits;
-	if (total > 63)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
-						total),
-				 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
-						   snowflake_time_bits, snowflake_datacenter_bits,
-						   snowflake_worker_bits, snowflake_sequence_bits)));
 	snowflake_layout_init(&layout, snowflake_time_bits,
 						  snowflake_datacenter_bits, snowflake_worker_bits,
 						  snowflake_sequence_bits);
+	if (total > 63)
+		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
 	return &layout;
 }
 
-/* The largest value of a node id setting under the server's layout. */
+/* The largest value of a node id setting under layout. */
 static int
-snowflake_node_id_max(const SnowflakeSetting *setting)
+snowflake_node_id_max(const SnowflakeSetting *setting,
+					  const SnowflakeLayout *layout)
 {
 	if (strcmp(setting->name, "snowflake.datacenter_id") == 0)
-		return snowflake_layout.max_datacenter_id;
-	return snowflake_layout.max_worker_id;
+		return layout->max_datacenter_id;
+	return layout->max_worker_id;
 }
 
 /*
@@ -889,12 +892,14 @@ snowflake_parse_node_id(const char *value, int max_value)
 }
 
 /*
- * Is value valid for setting, by the rules that hold at server start?  For
- * an epoch that is not, *detail says why.  Never throws.
+ * Is value valid for setting, by the rules that hold at server start, node
+ * ids checked against layout?  For an epoch that is not, *detail says why.
+ * Never throws.
  */
 static bool
 snowflake_check_setting_value(const SnowflakeSetting *setting,
-							  const char *value, const char **detail)
+							  const char *value, const SnowflakeLayout *layout,
+							  const char **detail)
 {
 	int			result;
 	int64		epoch_unix_ms;
@@ -905,7 +910,8 @@ snowflake_check_setting_value(const SnowflakeSetting *setting,
 	{
 		case SNOWFLAKE_SETTING_NODE_ID:
 			return snowflake_parse_node_id(value,
-										   snowflake_node_id_max(setting));
+										   snowflake_node_id_max(setting,
+																 layout));
 		case SNOWFLAKE_SETTING_WIDTH:
 			return snowflake_parse_node_id(value, setting->max_value) &&
 				atoi(value) >= setting->min_value;
@@ -923,8 +929,8 @@ snowflake_check_setting_value(const SnowflakeSetting *setting,
 /* Report at elevel that value is not valid for setting. */
 static void
 snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
-						   const char *value, const char *epoch_detail,
-						   const char *hint)
+						   const char *value, const SnowflakeLayout *layout,
+						   const char *epoch_detail, const char *hint)
 {
 	ereport(elevel,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -933,7 +939,7 @@ snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
 			 epoch_detail ? errdetail_internal("%s", epoch_detail) :
 			 setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
 			 errdetail("\"%s\" must be an integer from 0 to %d.",
-					   setting->name, snowflake_node_id_max(setting)) :
+					   setting->name, snowflake_node_id_max(setting, layout)) :
 			 errdetail("\"%s\" must be %s.", setting->name, setting->valid),
 			 hint ? errhint("%s", hint) : 0));
 }
@@ -990,53 +996,133 @@ snowflake_validate_preset(const SnowflakeSetting *setting, const char *raw)
 {
 	const char *detail;
 
-	if (raw == NULL || snowflake_check_setting_value(setting, raw, &detail))
+	if (raw == NULL ||
+		snowflake_check_setting_value(setting, raw, &snowflake_layout, &detail))
 		return;
-	snowflake_report_bad_value(FATAL, setting, raw, detail,
+	snowflake_report_bad_value(FATAL, setting, raw, &snowflake_layout, detail,
 							   setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
 							   _("Each server of a fleet needs its own pair of snowflake.datacenter_id and snowflake.worker_id.") :
 							   NULL);
 }
 
 /*
- * After a configuration reload, warn about every snowflake setting in the
- * configuration files that the next server start will refuse: an unknown
- * name, or a value that is not valid.  PostgreSQL itself only logs such
- * lines (or, for a name with capitals, nothing), and the server would then
- * refuse to start at some later restart, long after the change was made.
- * The mark writer calls this after each reload.
+ * What the configuration files set, as the next server start will read
+ * them: for each snowflake setting, the value of its last line, with
+ * postgresql.auto.conf read last, or NULL.  Returns the parsed lines, which
+ * the caller frees, or NULL (and no values) when postgresql.conf cannot be
+ * read.
  */
-static void
-snowflake_check_config_files(void)
+static ConfigVariable *
+snowflake_read_config_files(const char **values)
 {
 	ConfigVariable *head = NULL;
 	ConfigVariable *tail = NULL;
 
+	memset(values, 0, sizeof(const char *) * lengthof(snowflake_settings));
 	if (!ParseConfigFile(ConfigFileName, true, NULL, 0, 0, DEBUG1,
 						 &head, &tail))
 	{
 		FreeConfigVariables(head);
-		return;
+		return NULL;
 	}
 	(void) ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG1,
 						   &head, &tail);
-
 	for (ConfigVariable *item = head; item != NULL; item = item->next)
 	{
 		const SnowflakeSetting *setting;
-		const char *detail;
 
-		if (item->name == NULL || item->value == NULL ||
-			!snowflake_has_prefix(item->name))
-			continue;
-		setting = snowflake_find_setting(item->name);
-		if (setting == NULL)
+		if (item->name != NULL && item->value != NULL &&
+			(setting = snowflake_find_setting(item->name)) != NULL)
+			values[setting - snowflake_settings] = item->value;
+	}
+	return head;
+}
+
+/*
+ * The layout that values (one for each snowflake setting, or NULL) would
+ * give at the next start; widths that are unset or not valid count as their
+ * defaults, since they are reported on their own.  The four widths come
+ * first in snowflake_settings, in the order of the layout.  Returns the sum
+ * of the widths, which may exceed 63.
+ */
+static int
+snowflake_pending_layout(const char **values, SnowflakeLayout *layout)
+{
+	int			widths[4] = {SNOWFLAKE_DEFAULT_TIME_BITS,
+		SNOWFLAKE_DEFAULT_DATACENTER_BITS, SNOWFLAKE_DEFAULT_WORKER_BITS,
+	SNOWFLAKE_DEFAULT_SEQUENCE_BITS};
+	const char *detail;
+
+	for (int i = 0; i < 4; i++)
+	{
+		Assert(snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH);
+		if (values[i] != NULL &&
+			snowflake_check_setting_value(&snowflake_settings[i], values[i],
+										  NULL, &detail))
+			widths[i] = atoi(values[i]);
+	}
+	snowflake_layout_init(layout, widths[0], widths[1],
+						  widths[2], widths[3]);
+	return widths[0] + widths[1] + widths[2] + widths[3];
+}
+
+/* Report at elevel a layout whose widths add up to total, more than 63. */
+static void
+snowflake_report_bad_layout(int elevel, const SnowflakeLayout *layout,
+							int total, const char *hint)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+					total),
+			 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
+					   layout->time_bits, layout->datacenter_bits,
+					   layout->worker_bits, layout->sequence_bits),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * After a configuration reload, warn about what in the configuration files
+ * the next server start will refuse: an unknown snowflake setting, a value
+ * that is not valid (the one that takes effect, node ids against the layout
+ * the files give), a layout that does not fit.  PostgreSQL itself only logs
+ * bad values (or, for a name with capitals, nothing), and the server would
+ * then refuse to start at some later restart, long after the change was
+ * made.  The mark writer calls this after each reload.
+ */
+static void
+snowflake_check_config_files(void)
+{
+	const char *values[lengthof(snowflake_settings)];
+	ConfigVariable *head;
+	SnowflakeLayout layout;
+	int			total;
+	const char *hint = _("The next server start will refuse it.");
+
+	head = snowflake_read_config_files(values);
+	if (head == NULL)
+		return;
+	for (ConfigVariable *item = head; item != NULL; item = item->next)
+	{
+		if (item->name != NULL && item->value != NULL &&
+			snowflake_has_prefix(item->name) &&
+			snowflake_find_setting(item->name) == NULL)
 			snowflake_report_unknown_setting(WARNING, item->name,
 											 item->filename, item->sourceline,
-											 _("The next server start will refuse it."));
-		else if (!snowflake_check_setting_value(setting, item->value, &detail))
-			snowflake_report_bad_value(WARNING, setting, item->value, detail,
-									   _("The next server start will refuse it."));
+											 hint);
+	}
+	total = snowflake_pending_layout(values, &layout);
+	if (total > 63)
+		snowflake_report_bad_layout(WARNING, &layout, total, hint);
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		const char *detail;
+
+		if (values[i] != NULL &&
+			!snowflake_check_setting_value(&snowflake_settings[i], values[i],
+										   &layout, &detail))
+			snowflake_report_bad_value(WARNING, &snowflake_settings[i],
+									   values[i], &layout, detail, hint);
 	}
 	FreeConfigVariables(head);
 }
@@ -1256,6 +1342,10 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 	const SnowflakeSetting *setting;
 	const char *detail;
 	char	   *value;
+	const char *values[lengthof(snowflake_settings)];
+	ConfigVariable *head;
+	SnowflakeLayout layout;
+	int			total;
 
 	if (stmt == NULL || stmt->name == NULL || !snowflake_has_prefix(stmt->name))
 		return;
@@ -1269,9 +1359,19 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 	if (!check_value || stmt->kind != VAR_SET_VALUE)
 		return;
 	value = ExtractSetVariableArgs(stmt);
-	if (value != NULL &&
-		!snowflake_check_setting_value(setting, value, &detail))
-		snowflake_report_bad_value(ERROR, setting, value, detail, NULL);
+	if (value == NULL)
+		return;
+
+	/* node ids and widths are checked with the layout the files will give */
+	head = snowflake_read_config_files(values);
+	values[setting - snowflake_settings] = value;
+	total = snowflake_pending_layout(values, &layout);
+	if (!snowflake_check_setting_value(setting, value, &layout, &detail))
+		snowflake_report_bad_value(ERROR, setting, value, &layout, detail,
+								   NULL);
+	if (total > 63 && setting->kind == SNOWFLAKE_SETTING_WIDTH)
+		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
+	FreeConfigVariables(head);
 }
 
 /* The SET clauses of CREATE FUNCTION and ALTER FUNCTION. */
@@ -1406,10 +1506,12 @@ snowflake_shmem_startup(void)
 
 /*
  * Was the server shut down cleanly, so that its next start replays no WAL?
- * Read from pg_control, which the shutdown checkpoint has just written.
+ * Read from pg_control, which the shutdown checkpoint has just written.  A
+ * standby shut down cleanly (standby_too) replays its primary's WAL again
+ * when it starts.
  */
 static bool
-snowflake_shut_down_cleanly(void)
+snowflake_shut_down_cleanly(bool standby_too)
 {
 	ControlFileData control;
 	pg_crc32c	crc;
@@ -1428,7 +1530,7 @@ snowflake_shut_down_cleanly(void)
 	FIN_CRC32C(crc);
 	return EQ_CRC32C(crc, control.crc) &&
 		(control.state == DB_SHUTDOWNED ||
-		 control.state == DB_SHUTDOWNED_IN_RECOVERY);
+		 (standby_too && control.state == DB_SHUTDOWNED_IN_RECOVERY));
 }
 
 /*
@@ -1450,7 +1552,7 @@ snowflake_shmem_shutdown(int code, Datum arg)
 	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid)
 		return;
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
-	if (last_tick == 0 || !snowflake_shut_down_cleanly())
+	if (last_tick == 0 || !snowflake_shut_down_cleanly(true))
 		return;
 	mark_ms = (int64) (last_tick >> snowflake_layout.sequence_bits) + 1;
 	snowflake_write_mark_file(mark_ms, mark_ms, LOG);
@@ -1582,6 +1684,10 @@ snowflake_read_mark_file(SnowflakeSharedState *state)
 		snowflake_accept_layout(state, &contents);
 		return;
 	}
+	if (snowflake_accept_layout_change)
+		ereport(WARNING,
+				(errmsg("snowflake.accept_layout_change is on, but the epoch and layout are those of the high-water mark"),
+				 errhint("Remove snowflake.accept_layout_change from the configuration, so that a later change is not accepted unnoticed.")));
 	state->file_mark = contents.mark_ms;
 	snowflake_raise_floor(state, contents.mark_ms);
 	pg_atomic_write_u64(&state->floor_clock_ms,
@@ -1631,6 +1737,7 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 	SnowflakeLayout old_layout;
 	uint64		old_bound;
 	int64		floor_ms;
+	int			us_into_ms;
 
 	initStringInfo(&change);
 	snowflake_describe_change(&change, "snowflake.epoch (ms since 1970)",
@@ -1659,14 +1766,19 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. IDs made now could equal or fall below IDs already issued."),
 										 change.data),
 								_("Restore the earlier settings, or set snowflake.accept_layout_change = on for one restart to resume above every earlier ID."));
-	else if (!snowflake_shut_down_cleanly())
-		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly, and recovery would replay marks of the earlier settings."),
+	else if (!snowflake_shut_down_cleanly(false))
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly as a primary, and recovery would replay marks of the earlier settings."),
 										 change.data),
-								_("Start once with the earlier settings and shut down cleanly, then change them."));
+								_("Start once with the earlier settings and shut down cleanly, then change them; change a standby's settings together with its primary's."));
 	else if (floor_ms > snowflake_layout.max_ms)
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. Every ID of the new layout lies below IDs already issued."),
 										 change.data),
 								_("Restore the earlier settings, or choose a layout with more time bits."));
+	else if (floor_ms - snowflake_clock_ms(&us_into_ms) > INT_MAX)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. The first ID of the new settings above IDs already issued lies %lld ms ahead of the clock, beyond any snowflake.max_lead."),
+										 change.data,
+										 (long long) (floor_ms - snowflake_clock_ms(&us_into_ms))),
+								_("Restore the earlier settings, or choose settings under which the IDs already issued read as a time not far from now."));
 	else if (!snowflake_write_mark_file(floor_ms, 0, LOG))
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, and the mark for the new settings could not be written."),
 										 change.data),
@@ -1926,6 +2038,19 @@ snowflake_raise_tick_floor(SnowflakeSharedState *state, int64 mark_ms)
 						pg_atomic_read_u64(&state->last_tick));
 }
 
+/* A WAL record of mark_ms, with the epoch and layout it counts in. */
+static void
+snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
+{
+	memset(xlrec, 0, sizeof(*xlrec));
+	xlrec->mark_ms = mark_ms;
+	xlrec->epoch_unix_ms = snowflake_epoch_unix_ms;
+	xlrec->time_bits = (uint8) snowflake_layout.time_bits;
+	xlrec->datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
+	xlrec->worker_bits = (uint8) snowflake_layout.worker_bits;
+	xlrec->sequence_bits = (uint8) snowflake_layout.sequence_bits;
+}
+
 typedef enum SnowflakeMarkResult
 {
 	SNOWFLAKE_MARK_READY,		/* a mark high enough is in file and WAL */
@@ -1991,7 +2116,7 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 		return SNOWFLAKE_MARK_FAILED;
 	state->file_mark = *target;
 
-	xlrec.mark_ms = *target;
+	snowflake_fill_mark_record(&xlrec, *target);
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	*lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
@@ -2178,7 +2303,7 @@ snowflake_relog_mark(void)
 		return;
 	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn)
 	{
-		xlrec.mark_ms = state->written_mark;
+		snowflake_fill_mark_record(&xlrec, state->written_mark);
 		XLogBeginInsert();
 		XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
 		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
@@ -2317,8 +2442,10 @@ snowflake_report_resuming(int64 ahead_ms)
 			 errmsg(SNOWFLAKE_RESUMING_MESSAGE),
 			 errdetail("After a restart, IDs resume at the durable high-water mark, which lies %lld ms ahead of the clock; snowflake.max_clock_wait (%d ms) did not cover the wait.",
 					   (long long) ahead_ms, snowflake_max_clock_wait),
-			 errhint("IDs are issued again within %lld ms. To issue them at once, ahead of the clock, raise snowflake.max_lead to at least %lld ms.",
-					 (long long) ahead_ms, (long long) ahead_ms)));
+			 ahead_ms <= INT_MAX ?
+			 errhint("Wait %lld ms, or raise snowflake.max_lead to at least %lld ms to issue IDs ahead of the clock at once.",
+					 (long long) ahead_ms, (long long) ahead_ms) :
+			 errhint("No snowflake.max_lead reaches that far; see \"A clock far in the future\" in the README.")));
 }
 
 /*
@@ -2546,15 +2673,19 @@ snowflake_generate(void)
  * checkpoint (snowflake_relog_mark), and warns after a reload about
  * snowflake settings that the next start will refuse.
  *
- * If the writer fails, it exits and the postmaster starts it again a second
- * later; meanwhile backends write the mark themselves.  On SIGTERM (a
- * shutdown) it exits cleanly and for good.
+ * An error (a mark that cannot be written, a full disk) is logged, and the
+ * writer tries again a second later, as PostgreSQL's own background
+ * processes do, rather than exit and be restarted; meanwhile backends write
+ * the mark themselves.  On SIGTERM (a shutdown) it exits cleanly and for
+ * good.
  */
 void
 snowflake_mark_writer_main(Datum main_arg)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	uint64		start_tick;
+	sigjmp_buf	local_sigjmp_buf;
+	MemoryContext writer_context;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -2567,6 +2698,27 @@ snowflake_mark_writer_main(Datum main_arg)
 	on_shmem_exit(snowflake_mark_writer_detach, (Datum) 0);
 	state->mark_writer_latch = MyLatch;
 	start_tick = pg_atomic_read_u64(&state->last_tick);
+	writer_context = AllocSetContextCreate(TopMemoryContext,
+										   "snowflake mark writer",
+										   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(writer_context);
+
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		LWLockReleaseAll();
+		ConditionVariableCancelSleep();
+		pgstat_report_wait_end();
+		AtEOXact_Files(false);
+		MemoryContextSwitchTo(writer_context);
+		FlushErrorState();
+		MemoryContextReset(writer_context);
+		RESUME_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L,
+						 PG_WAIT_EXTENSION);
+	}
+	PG_exception_stack = &local_sigjmp_buf;
 
 	for (;;)
 	{
@@ -2576,6 +2728,7 @@ snowflake_mark_writer_main(Datum main_arg)
 		int			us_into_ms;
 		bool		active = false;
 
+		MemoryContextReset(writer_context);
 		snowflake_writer_check_shutdown();
 		if (ConfigReloadPending)
 		{
@@ -2815,9 +2968,11 @@ snowflake_parse_with_layout(PG_FUNCTION_ARGS)
  *
  * In crash recovery the file was written before each of these records, so a
  * record above the file's mark means that the file went backwards (an older
- * copy replaced it), and generation is refused.  In a standby or archive
- * recovery the file may lag the WAL (it came with a base backup), so the
- * record is written to it.  If that fails, replay goes on, warning: the
+ * copy replaced it), and generation is refused.  In a standby, in archive
+ * recovery, or in the recovery of a base backup (a backup_label puts even a
+ * plain restore into archive recovery), the file may lag the WAL, since the
+ * backup copied it before later marks were written, so the record is
+ * written to it.  If that fails, replay goes on, warning: the
  * floor is raised in memory but the mark is not published as durable, so
  * that after a promotion no ID is issued before a new mark is on disk, and
  * the next mark record, or a clean shutdown, tries the file again.
@@ -2833,12 +2988,37 @@ snowflake_redo(XLogReaderState *record)
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
-	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
-	if (state->mark_invalid ||
-		(int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
+	snowflake_read_mark_record(record, &xlrec);
+	if (state->mark_invalid)
 		return;
 
-	if (!StandbyMode && !ArchiveRecoveryRequested)
+	/*
+	 * A mark counts in its writer's epoch and layout.  Under others it would
+	 * mean other IDs: a standby configured unlike its primary must not
+	 * generate after a promotion.
+	 */
+	if (xlrec.epoch_unix_ms != snowflake_epoch_unix_ms ||
+		xlrec.time_bits != snowflake_layout.time_bits ||
+		xlrec.datacenter_bits != snowflake_layout.datacenter_bits ||
+		xlrec.worker_bits != snowflake_layout.worker_bits ||
+		xlrec.sequence_bits != snowflake_layout.sequence_bits)
+	{
+		snowflake_refuse_layout(psprintf(_("WAL records a mark written under snowflake.epoch %lld ms since 1970 and a layout of %d/%d/%d/%d bits, but this server runs with %lld ms and %d/%d/%d/%d bits."),
+										 (long long) xlrec.epoch_unix_ms,
+										 xlrec.time_bits, xlrec.datacenter_bits,
+										 xlrec.worker_bits, xlrec.sequence_bits,
+										 (long long) snowflake_epoch_unix_ms,
+										 snowflake_layout.time_bits,
+										 snowflake_layout.datacenter_bits,
+										 snowflake_layout.worker_bits,
+										 snowflake_layout.sequence_bits),
+								_("Give this server the epoch and layout of the server whose WAL it replays."));
+		return;
+	}
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
+		return;
+
+	if (!StandbyMode && !ArchiveRecoveryRequested && !InArchiveRecovery)
 	{
 		if (xlrec.mark_ms > state->file_mark)
 		{
@@ -2872,6 +3052,27 @@ snowflake_redo(XLogReaderState *record)
 	snowflake_raise_floor(state, xlrec.mark_ms);
 }
 
+/*
+ * Read a mark record.  One written by snowflake 1.0 holds only the mark, of
+ * Twitter's layout, in the epoch of the time.
+ */
+static void
+snowflake_read_mark_record(XLogReaderState *record, xl_snowflake_mark *xlrec)
+{
+	if (XLogRecGetDataLen(record) < sizeof(*xlrec))
+	{
+		memcpy(&xlrec->mark_ms, XLogRecGetData(record),
+			   SIZEOF_XL_SNOWFLAKE_MARK_V1);
+		xlrec->epoch_unix_ms = snowflake_epoch_unix_ms;
+		xlrec->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+		xlrec->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+		xlrec->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+		xlrec->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+		return;
+	}
+	memcpy(xlrec, XLogRecGetData(record), sizeof(*xlrec));
+}
+
 static void
 snowflake_desc(StringInfo buf, XLogReaderState *record)
 {
@@ -2881,8 +3082,12 @@ snowflake_desc(StringInfo buf, XLogReaderState *record)
 	{
 		xl_snowflake_mark xlrec;
 
-		memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
-		appendStringInfo(buf, "mark %lld ms", (long long) xlrec.mark_ms);
+		snowflake_read_mark_record(record, &xlrec);
+		appendStringInfo(buf, "mark %lld ms, epoch %lld ms, layout %d/%d/%d/%d",
+						 (long long) xlrec.mark_ms,
+						 (long long) xlrec.epoch_unix_ms, xlrec.time_bits,
+						 xlrec.datacenter_bits, xlrec.worker_bits,
+						 xlrec.sequence_bits);
 	}
 }
 
