@@ -55,6 +55,20 @@ sub generate_past
 	return read_mark_file($mark_path)->{mark_ms};
 }
 
+# Is a SIGQUIT pending for process pid (stopped processes keep it pending)?
+sub sigquit_pending
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/status" or return 0;
+	my $status = do { local $/; <$fh> };
+	close $fh;
+	foreach my $field (qw(SigPnd ShdPnd))
+	{
+		return 1 if $status =~ /^$field:\s*([0-9a-f]+)/m && (hex($1) & 4);
+	}
+	return 0;
+}
+
 # Poll snowflake_next_id() until it fails; return its stderr.
 sub first_refusal
 {
@@ -146,6 +160,14 @@ write_mark_file($mark_path, $old_bytes);
 my $victim = $node->background_psql('postgres');
 my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
 kill 'KILL', $victim_pid;
+
+# Let the stopped writer go only once the postmaster's SIGQUIT is pending
+# for it, or it could put the true mark back before recovery reads the file.
+my $deadline_quit = time() + 30;
+until (sigquit_pending($writer) || time() > $deadline_quit)
+{
+	usleep(10_000);
+}
 kill 'CONT', $writer;
 $victim->quit;
 $node->poll_query_until('postgres', 'SELECT true');
