@@ -156,6 +156,14 @@ SELECT snowflake_between(NULL, now(), now()) IS NULL AS null1,
 	snowflake_between(1, NULL, now()) IS NULL AS null2,
 	snowflake_between(1, now(), NULL) IS NULL AS null3;
 DROP TABLE events;
+-- the bounds make partition bounds
+CREATE TABLE events (id bigint PRIMARY KEY, payload text) PARTITION BY RANGE (id);
+CREATE TABLE events_2027 PARTITION OF events
+	FOR VALUES FROM (snowflake_min_id('2027-01-01+00')) TO (snowflake_min_id('2028-01-01+00'));
+INSERT INTO events VALUES (snowflake_compose('2027-06-01+00', 1, 1, 1), 'in 2027');
+INSERT INTO events VALUES (snowflake_compose('2028-01-01+00', 0, 0, 0), 'in 2028');
+SELECT tableoid::regclass, snowflake_format(id), payload FROM events;
+DROP TABLE events;
 
 --
 -- snowflake_compose, the inverse of snowflake_parse
