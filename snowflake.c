@@ -25,8 +25,10 @@
  * wait on a backend that has been descheduled, and two backends can never
  * own the same tick.  Since every issued tick was installed into the word,
  * the word is always the largest tick ever issued, so every ID is greater
- * than all IDs issued before it, by any backend.  Like nextval(), generating
- * is refused in a read-only transaction and during recovery.
+ * than all IDs issued before it, by any backend.  A block of n IDs
+ * (snowflake_next_ids) is claimed the same way, with one compare-and-swap
+ * that installs the block's last tick.  Like nextval(), generating is
+ * refused in a read-only transaction and during recovery.
  *
  * The generator may run ahead of the wall clock by at most snowflake.max_lead
  * milliseconds (0 by default); beyond that it waits, for the next
@@ -2756,6 +2758,29 @@ snowflake_timestamp(PG_FUNCTION_ARGS)
 											snowflake_epoch_arg(fcinfo, 1)));
 }
 
+/* The millisecond of the call's (ts timestamptz[, epoch timestamptz]) */
+static int64
+snowflake_ts_arg_ms(const SnowflakeLayout *layout, FunctionCallInfo fcinfo)
+{
+	return snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0),
+							 snowflake_epoch_arg(fcinfo, 1));
+}
+
+/* The smallest ID of millisecond ms, on any node */
+static int64
+snowflake_ms_first_id(const SnowflakeLayout *layout, int64 ms)
+{
+	return snowflake_compose_id(layout, ms, 0, 0, 0);
+}
+
+/* The largest ID of millisecond ms, on any node */
+static int64
+snowflake_ms_last_id(const SnowflakeLayout *layout, int64 ms)
+{
+	return snowflake_compose_id(layout, ms, layout->max_datacenter_id,
+								layout->max_worker_id, layout->max_sequence);
+}
+
 /*
  * snowflake_min_id(ts timestamptz[, epoch timestamptz]) returns bigint: the
  * smallest ID of ts's millisecond, on any node.
@@ -2764,11 +2789,9 @@ Datum
 snowflake_min_id(PG_FUNCTION_ARGS)
 {
 	const SnowflakeLayout *layout = &snowflake_layout;
-	int64		ms;
 
-	ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0),
-						   snowflake_epoch_arg(fcinfo, 1));
-	PG_RETURN_INT64(snowflake_compose_id(layout, ms, 0, 0, 0));
+	PG_RETURN_INT64(snowflake_ms_first_id(layout,
+										  snowflake_ts_arg_ms(layout, fcinfo)));
 }
 
 /* snowflake_max_id(...): the largest ID of ts's millisecond, on any node */
@@ -2776,14 +2799,9 @@ Datum
 snowflake_max_id(PG_FUNCTION_ARGS)
 {
 	const SnowflakeLayout *layout = &snowflake_layout;
-	int64		ms;
 
-	ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0),
-						   snowflake_epoch_arg(fcinfo, 1));
-	PG_RETURN_INT64(snowflake_compose_id(layout, ms,
-										 layout->max_datacenter_id,
-										 layout->max_worker_id,
-										 layout->max_sequence));
+	PG_RETURN_INT64(snowflake_ms_last_id(layout,
+										 snowflake_ts_arg_ms(layout, fcinfo)));
 }
 
 /*
@@ -2804,11 +2822,8 @@ snowflake_between(PG_FUNCTION_ARGS)
 
 	from_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(1), epoch);
 	to_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(2), epoch);
-	PG_RETURN_BOOL(id >= snowflake_compose_id(layout, from_ms, 0, 0, 0) &&
-				   id <= snowflake_compose_id(layout, to_ms,
-											  layout->max_datacenter_id,
-											  layout->max_worker_id,
-											  layout->max_sequence));
+	PG_RETURN_BOOL(id >= snowflake_ms_first_id(layout, from_ms) &&
+				   id <= snowflake_ms_last_id(layout, to_ms));
 }
 
 /*
@@ -2853,6 +2868,8 @@ snowflake_between_support(PG_FUNCTION_ARGS)
 	FuncExpr   *call;
 	Node	   *id;
 	char	   *nspname;
+	Expr	   *from_clause;
+	Expr	   *to_clause;
 
 	if (!IsA(rawreq, SupportRequestSimplify))
 		PG_RETURN_POINTER(NULL);
@@ -2865,12 +2882,13 @@ snowflake_between_support(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(NULL);
 
 	nspname = get_namespace_name(get_func_namespace(call->funcid));
-	PG_RETURN_POINTER(make_andclause(list_make2(snowflake_bound_clause(id, BTGreaterEqualStrategyNumber,
-																	   nspname, "snowflake_min_id",
-																	   lsecond(call->args)),
-												snowflake_bound_clause(id, BTLessEqualStrategyNumber,
-																	   nspname, "snowflake_max_id",
-																	   lthird(call->args)))));
+	from_clause = snowflake_bound_clause(id, BTGreaterEqualStrategyNumber,
+										 nspname, "snowflake_min_id",
+										 lsecond(call->args));
+	to_clause = snowflake_bound_clause(id, BTLessEqualStrategyNumber,
+									   nspname, "snowflake_max_id",
+									   lthird(call->args));
+	PG_RETURN_POINTER(make_andclause(list_make2(from_clause, to_clause)));
 }
 
 /*

@@ -1,11 +1,12 @@
 
 # Copyright (c) 2026, the snowflake authors
 
-# Tables moved from bigserial, serial and identity keys to snowflake IDs (the
-# README's recipe, which sql/migrate.sql tests step by step) survive
-# pg_dump and pg_restore: the rows, their ids, the snowflake defaults, the
-# bigint types and the foreign keys are all restored, and the restored
-# tables go on taking new snowflake IDs above every old one.
+# Tables moved from bigserial, serial and identity keys to snowflake IDs by
+# the README's recipe (test/migrate_recipe.sql, which sql/migrate.sql checks
+# step by step) survive pg_dump and pg_restore: the rows, their ids, the
+# snowflake defaults, the bigint types and the foreign keys are all
+# restored, and the restored tables go on taking new snowflake IDs above
+# every old one.
 
 use strict;
 use warnings;
@@ -22,33 +23,11 @@ my $node = snowflake_node('dump');
 start_node($node);
 
 $node->safe_psql('postgres', 'CREATE DATABASE source');
+$node->safe_psql('source',
+	"CREATE EXTENSION snowflake;\n"
+	  . slurp_file("$FindBin::RealBin/../test/migrate_recipe.sql"));
 $node->safe_psql(
 	'source', q{
-CREATE EXTENSION snowflake;
-CREATE TABLE customers (id bigserial PRIMARY KEY, name text NOT NULL);
-CREATE TABLE invoices (id serial PRIMARY KEY,
-	customer_id bigint NOT NULL REFERENCES customers (id));
-CREATE TABLE invoice_lines (
-	id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	invoice_id integer NOT NULL REFERENCES invoices (id),
-	amount numeric NOT NULL);
-INSERT INTO customers (name) SELECT 'customer ' || n FROM generate_series(1, 3) n;
-INSERT INTO invoices (customer_id) SELECT id FROM customers;
-INSERT INTO invoice_lines (invoice_id, amount) SELECT id, id * 10 FROM invoices;
-
-BEGIN;
-LOCK TABLE customers, invoices, invoice_lines IN ACCESS EXCLUSIVE MODE;
-ALTER TABLE customers ALTER COLUMN id SET DEFAULT snowflake_next_id();
-DROP SEQUENCE customers_id_seq;
-ALTER TABLE invoices ALTER COLUMN id TYPE bigint,
-	ALTER COLUMN id SET DEFAULT snowflake_next_id();
-ALTER TABLE invoice_lines ALTER COLUMN invoice_id TYPE bigint;
-DROP SEQUENCE invoices_id_seq;
-ALTER TABLE invoice_lines ALTER COLUMN id DROP IDENTITY,
-	ALTER COLUMN id TYPE bigint,
-	ALTER COLUMN id SET DEFAULT snowflake_next_id();
-COMMIT;
-
 INSERT INTO customers (name) VALUES ('new customer');
 INSERT INTO invoices (customer_id) SELECT max(id) FROM customers;
 INSERT INTO invoice_lines (invoice_id, amount) SELECT max(id), 99 FROM invoices;
