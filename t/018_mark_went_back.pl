@@ -124,7 +124,15 @@ kill 'STOP', $writer;
 write_mark_file($mark_path, $old_bytes);
 my $victim = $node->background_psql('postgres');
 my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+my $crash_offset = -s $node->logfile;
 kill 'KILL', $victim_pid;
+# The writer goes on only once the postmaster has told every process to quit
+# (it logs that, then signals them): a writer resumed earlier could find the
+# older file at its next write and put the true mark back before the crash
+# recovery sees the file.
+$node->wait_for_log(qr/terminating any other active server processes/,
+	$crash_offset);
+usleep(200_000);
 kill 'CONT', $writer;
 $victim->quit;
 $node->poll_query_until('postgres', 'SELECT true');
