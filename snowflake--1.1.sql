@@ -168,6 +168,7 @@ CREATE FUNCTION snowflake_status(
 	OUT clock_behind_waits bigint,
 	OUT clock_errors bigint,
 	OUT max_step_back_ms bigint,
+	OUT clock_refusing boolean,
 	OUT durable_mark timestamptz,
 	OUT marks_by_writer bigint,
 	OUT marks_by_backends bigint,
@@ -175,6 +176,7 @@ CREATE FUNCTION snowflake_status(
 	OUT slowest_write_ms double precision,
 	OUT mark_writer_running boolean,
 	OUT mark_invalid boolean,
+	OUT replayed_mark_unwritten boolean,
 	OUT time_runs_out timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_status'

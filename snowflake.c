@@ -2995,10 +2995,10 @@ snowflake_serial(PG_FUNCTION_ARGS)
 }
 
 /*
- * snowflake_status() returns record: the generator's state and every
- * counter in shared memory, read without a lock; each value is current,
- * but they are not a snapshot of one instant.  Behind the snowflake_status
- * view.
+ * snowflake_status() returns record: the generator's state, every counter
+ * in shared memory and the flags of the refusal episode and of replay, read
+ * without a lock; each value is current, but they are not a snapshot of one
+ * instant.  Behind the snowflake_status view.
  */
 Datum
 snowflake_status(PG_FUNCTION_ARGS)
@@ -3006,8 +3006,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 	const SnowflakeLayout *layout = &snowflake_layout;
 	SnowflakeSharedState *state = snowflake_state;
 	TupleDesc	tupdesc;
-	Datum		values[20];
-	bool		nulls[20];
+	Datum		values[22];
+	bool		nulls[22];
 	TimestampTz epoch;
 	uint64		last_tick;
 	int64		last_ms;
@@ -3048,6 +3048,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_behind_waits));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_errors));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->max_step_back_ms));
+	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->refusal_logged) != 0);
 	/* no mark before the first ID after initdb */
 	nulls[i] = mark_ms == 0;
 	values[i++] = TimestampTzGetDatum(epoch + mark_ms * 1000);
@@ -3057,6 +3058,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->max_write_duration_us) / 1000.0);
 	values[i++] = BoolGetDatum(state->mark_writer_latch != NULL);
 	values[i++] = BoolGetDatum(state->mark_invalid);
+	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->redo_write_failed) != 0);
 	values[i++] = TimestampTzGetDatum(epoch + (layout->max_ms + 1) * 1000);
 	Assert(i == lengthof(values));
 

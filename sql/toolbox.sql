@@ -265,6 +265,8 @@ FROM (SELECT s, lag(s) OVER (ORDER BY id) AS prev
 WHERE s <= prev;
 SELECT snowflake_serial(-1, 'X');
 SELECT snowflake_serial(1, 'X', 'infinity');
+SELECT snowflake_serial(1, 'X', '4714-11-24 00:00:00+00 BC');
+SELECT snowflake_json(9223372036854775807, '9999-12-01+00');
 SELECT snowflake_serial(NULL, 'X') IS NULL AS null1, snowflake_serial(1, NULL) IS NULL AS null2,
 	snowflake_serial(1, 'X', NULL) IS NULL AS null3;
 
@@ -288,7 +290,8 @@ SELECT datacenter_id, worker_id, epoch, time_runs_out,
 	lead_ms >= 0 AS has_lead, ids_issued >= 57000 AS counts_ids,
 	ids_ahead_of_clock > 0 AS block_ran_ahead,
 	sequence_waits >= 0 AS sequence_waits, clock_behind_waits, clock_errors,
-	max_step_back_ms, durable_mark > last_id_time AS mark_above_last_id,
+	max_step_back_ms, clock_refusing, replayed_mark_unwritten,
+	durable_mark > last_id_time AS mark_above_last_id,
 	marks_by_writer + marks_by_backends > 0 AS marks_written,
 	last_write_ms >= 0 AND slowest_write_ms >= last_write_ms AS write_times,
 	mark_writer_running, mark_invalid

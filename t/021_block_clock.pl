@@ -44,6 +44,8 @@ SELECT count(*) FROM snowflake_next_ids(100);
 isnt($ret, 0, 'lead 0, wait 0: a block is refused');
 like($err, qr/58000: could not generate a snowflake ID: the clock is behind/,
 	'... with the clock-behind error of a single ID');
+is($node->safe_psql('postgres', 'SELECT clock_refusing FROM snowflake_status'),
+	't', 'the status view shows that calls are being refused');
 
 ($secs, $ret, $out, $err) = psql_timed($node, q{
 SET snowflake.max_lead = 10000;
@@ -66,13 +68,15 @@ is($ret, 0, 'lead 0, wait 10 s: a block waits for the clock') or diag $err;
 is($out, 't', '... and is issued above every earlier ID');
 cmp_ok($secs, '>', 0.5, "... after waiting (${secs} s)");
 
-my ($behind_waits, $errors, $step_back) = split /\|/,
+my ($behind_waits, $errors, $step_back, $refusing) = split /\|/,
   $node->safe_psql('postgres',
-	'SELECT clock_behind_waits, clock_errors, max_step_back_ms FROM snowflake_status');
+	'SELECT clock_behind_waits, clock_errors, max_step_back_ms, clock_refusing FROM snowflake_status'
+  );
 cmp_ok($behind_waits, '>=', 1, 'the status view counts the wait for the clock');
 cmp_ok($errors, '>=', 1, 'the status view counts the refusal');
 cmp_ok($step_back, '>=', 1000,
 	"the status view shows the step back ($step_back ms)");
+is($refusing, 'f', 'the refusals ended with the IDs issued since');
 
 is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'),
 	't', 'every ID is distinct');
