@@ -52,14 +52,16 @@ my $before = status();
 is($before->{running}, 't', 'the mark writer runs');
 cmp_ok($before->{writer}, '>', 0, 'the mark writer has written a mark');
 
-# 3 clients for 4 s at a bounded rate: blocks of 1000 and single IDs, each
-# block numbered by the client's transaction.
+# 2 clients for 4 s at a modest rate, so that the TAP files running beside
+# this one keep their timing: blocks of 1000 and single IDs, each block
+# numbered by the client's transaction.  The writer moves the mark with
+# time, every quarter of a stride while IDs are issued, whatever the rate.
 $node->pgbench(
-	'--no-vacuum --client=3 --jobs=3 --time=4 --rate=150',
+	'--no-vacuum --client=2 --jobs=2 --time=4 --rate=50',
 	0,
 	[qr{processed: [1-9]\d*}],
 	[qr{^$}],
-	'3 clients draw blocks of IDs and single IDs for 4 s',
+	'2 clients draw blocks of IDs and single IDs for 4 s',
 	{
 		'020_block@3' => q{
 INSERT INTO ids SELECT :client_id, txid_current(), n, id
@@ -79,7 +81,7 @@ is($after->{backends}, $before->{backends},
 my ($rows, $distinct, $blocks) = split /\|/,
   $node->safe_psql('postgres',
 	'SELECT count(*), count(DISTINCT id), count(DISTINCT block) FROM ids');
-cmp_ok($blocks, '>', 100, "the run issued $blocks blocks and single IDs");
+cmp_ok($blocks, '>', 50, "the run issued $blocks blocks and single IDs");
 is($distinct, $rows, "all $rows IDs are distinct");
 is($after->{issued} - $before->{issued},
 	$rows, 'snowflake_status counted every ID issued');
@@ -113,11 +115,11 @@ $deadline = time() + 10;
 sleep 1 while kill(0, $writer) && time() < $deadline;
 is(status()->{running}, 'f', 'the mark writer stopped');
 $node->pgbench(
-	'--no-vacuum --client=2 --jobs=2 --time=2 --rate=100',
+	'--no-vacuum --client=1 --time=2 --rate=50',
 	0,
 	[qr{processed: [1-9]\d*}],
 	[qr{^$}],
-	'2 clients draw blocks of IDs for 2 s without the mark writer',
+	'a client draws blocks of IDs for 2 s without the mark writer',
 	{ '020_block_alone' => 'SELECT count(*) FROM snowflake_next_ids(1000);' });
 cmp_ok(status()->{backends}, '>', $after->{backends},
 	'without the mark writer, backends write the mark themselves');
