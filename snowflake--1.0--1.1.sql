@@ -3,14 +3,30 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.1'" to load this file. \quit
 
+-- An ID of any layout, from any system, decoded with that system's epoch,
+-- widths and time unit (10 ms for Sonyflake). IMMUTABLE: the result depends
+-- on the arguments alone, so it can be indexed.
+CREATE FUNCTION snowflake_parse(id bigint, epoch timestamptz,
+	time_bits integer, datacenter_bits integer,
+	worker_bits integer, sequence_bits integer,
+	time_unit_ms integer DEFAULT 1,
+	OUT ts timestamptz,
+	OUT datacenter_id integer,
+	OUT worker_id integer,
+	OUT sequence integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_parse_with_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 --
 -- The SQL toolbox (1.1): blocks of IDs, an ID's time, the IDs of a time,
 -- composing and printing IDs, and the generator's status.
 --
--- Labels: the forms that take the epoch as an argument depend on their
--- arguments alone and are IMMUTABLE, for indexes and generated columns; the
--- forms that use the configured snowflake.epoch are STABLE, since the epoch
--- may change at a restart.  Every function is STRICT: NULL in, NULL out.
+-- Labels: the forms that take the epoch as an argument use Twitter's layout,
+-- as snowflake_parse(id, epoch) does, depend on their arguments alone and
+-- are IMMUTABLE, for indexes and generated columns; the forms that use the
+-- configured snowflake.epoch and layout are STABLE, since those may change
+-- at a restart.  Every function is STRICT: NULL in, NULL out.
 -- The decoders are PARALLEL SAFE; the generator is PARALLEL RESTRICTED, as
 -- snowflake_next_id() is, because it records the session's last ID.
 --

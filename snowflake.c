@@ -3,7 +3,7 @@
  * snowflake.c
  *		Twitter-Snowflake IDs generated inside PostgreSQL.
  *
- * An ID is a positive bigint laid out as Twitter defined it:
+ * An ID is a positive bigint laid out, by default, as Twitter defined it:
  *
  *	 bit 63		always 0, so every ID is a positive bigint
  *	 bits 62-22 milliseconds since the epoch (snowflake.epoch), 41 bits
@@ -11,8 +11,12 @@
  *	 bits 16-12 worker id (snowflake.worker_id), 5 bits
  *	 bits 11-0	sequence within the millisecond, 12 bits
  *
- * All widths and shifts are defined once, below, and everything else is
- * derived from them.
+ * A server may choose other widths at start (snowflake.time_bits,
+ * datacenter_bits, worker_bits, sequence_bits); the ID is then the low bits
+ * of a bigint, in the same order.  The widths and what follows from them are
+ * kept once, in a SnowflakeLayout, and everything else is derived from it.
+ * The mark file records the layout and the epoch, so that a server restarted
+ * with other ones refuses to generate until the change is accepted.
  *
  * One server is one generator.  Its whole state is one 64-bit word in
  * shared memory, the "tick" of the last ID issued: (ms << sequence bits) |
@@ -172,7 +176,7 @@ snowflake_layout_init(SnowflakeLayout *layout, int time_bits,
 	layout->max_sequence = (INT64CONST(1) << sequence_bits) - 1;
 	layout->max_worker_id = (1 << worker_bits) - 1;
 	layout->max_datacenter_id = (1 << datacenter_bits) - 1;
-	layout->max_ms = (INT64CONST(1) << time_bits) - 1;
+	layout->max_ms = (int64) ((UINT64CONST(1) << time_bits) - 1);
 }
 
 /* The parts of an ID, which the caller has checked is not negative. */
@@ -258,13 +262,14 @@ snowflake_compose_id(const SnowflakeLayout *layout, int64 ms,
 /*
  * The mark file.  mark_ms counts milliseconds since the epoch in force when
  * it was written, so it bounds the time field of the IDs themselves; the
- * epoch is kept to explain a mark that looks far off after the epoch was
- * changed.  written_at_ms is the clock when the mark was written a stride
- * ahead, on the same scale, so that after a restart a mark still ahead of a
- * clock that has not gone back is known to be the stride, not a clock fault;
- * the exact mark of a clean shutdown has no stride, and records itself.  Version 1
- * files, written by snowflake 1.0, have no written_at_ms (and so end at it);
- * they are still read.
+ * epoch and the layout are kept so that a server restarted with another of
+ * either does not resume under a mark that means something else (see
+ * snowflake_check_layout).  written_at_ms is the clock when the mark was
+ * written a stride ahead, on the same scale, so that after a restart a mark
+ * still ahead of a clock that has not gone back is known to be the stride,
+ * not a clock fault; the exact mark of a clean shutdown has no stride, and
+ * records itself.  Version 1 files, written by snowflake 1.0, end before
+ * written_at_ms, and their layout is Twitter's; they are still read.
  */
 typedef struct SnowflakeMarkFile
 {
@@ -273,6 +278,10 @@ typedef struct SnowflakeMarkFile
 	int64		epoch_unix_ms;
 	int64		mark_ms;
 	int64		written_at_ms;
+	uint8		time_bits;
+	uint8		datacenter_bits;
+	uint8		worker_bits;
+	uint8		sequence_bits;
 	pg_crc32c	crc;			/* of everything above */
 } SnowflakeMarkFile;
 
@@ -291,7 +300,15 @@ typedef struct SnowflakeMarkFile
 typedef struct xl_snowflake_mark
 {
 	int64		mark_ms;
+	/* the settings the mark counts in; records of snowflake 1.0 end here */
+	int64		epoch_unix_ms;
+	uint8		time_bits;
+	uint8		datacenter_bits;
+	uint8		worker_bits;
+	uint8		sequence_bits;
 } xl_snowflake_mark;
+
+#define SIZEOF_XL_SNOWFLAKE_MARK_V1 sizeof(int64)
 
 /*
  * Refusals that every generating call gets while a condition lasts.  The
@@ -317,37 +334,48 @@ typedef struct xl_snowflake_mark
  */
 typedef enum SnowflakeSettingKind
 {
-	SNOWFLAKE_SETTING_NODE_ID,	/* a plain integer from 0 to max_value */
+	SNOWFLAKE_SETTING_NODE_ID,	/* a plain integer that fits its width */
+	SNOWFLAKE_SETTING_WIDTH,	/* a plain integer, min_value to max_value */
 	SNOWFLAKE_SETTING_EPOCH,	/* see snowflake_parse_epoch */
-	SNOWFLAKE_SETTING_DURATION	/* an integer with units, 0 to max_value */
+	SNOWFLAKE_SETTING_DURATION, /* an integer with units, 0 to max_value */
+	SNOWFLAKE_SETTING_BOOL
 } SnowflakeSettingKind;
 
 typedef struct SnowflakeSetting
 {
 	const char *name;
 	SnowflakeSettingKind kind;
+	int			min_value;
 	int			max_value;
 	int			unit_flags;		/* GUC_UNIT_* for a duration */
-	const char *valid;			/* "must be ..." */
+	const char *valid;			/* "must be ..."; for node ids, see
+								 * snowflake_node_id_max */
 } SnowflakeSetting;
 
-static const SnowflakeSetting snowflake_settings[] = {
-	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID,
-	(1 << SNOWFLAKE_DEFAULT_DATACENTER_BITS) - 1, 0, "an integer from 0 to 31"},
-	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID,
-	(1 << SNOWFLAKE_DEFAULT_WORKER_BITS) - 1, 0, "an integer from 0 to 31"},
-	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, NULL},
-	{"snowflake.max_clock_wait", SNOWFLAKE_SETTING_DURATION,
-	SNOWFLAKE_MAX_CLOCK_WAIT_MS, GUC_UNIT_MS, "a duration from 0 to 1h"},
-	{"snowflake.max_lead", SNOWFLAKE_SETTING_DURATION,
-	INT_MAX, GUC_UNIT_MS, "a duration from 0 to 2147483647ms (24.8 days)"},
-	{"snowflake.max_clock_jump", SNOWFLAKE_SETTING_DURATION,
-	INT_MAX, GUC_UNIT_S, "a duration from 0 (no limit) to 2147483647s"},
-};
+/* the largest node ids any layout allows, to define the settings with */
+#define SNOWFLAKE_MAX_NODE_BITS		30
 
-#define SNOWFLAKE_SETTING_NAMES \
-	"snowflake.datacenter_id, snowflake.worker_id, snowflake.epoch, " \
-	"snowflake.max_clock_wait, snowflake.max_lead and snowflake.max_clock_jump"
+static const SnowflakeSetting snowflake_settings[] = {
+	{"snowflake.time_bits", SNOWFLAKE_SETTING_WIDTH, 32, 63, 0,
+	"an integer from 32 to 63"},
+	{"snowflake.datacenter_bits", SNOWFLAKE_SETTING_WIDTH,
+	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+	{"snowflake.worker_bits", SNOWFLAKE_SETTING_WIDTH,
+	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+	{"snowflake.sequence_bits", SNOWFLAKE_SETTING_WIDTH, 1, 31, 0,
+	"an integer from 1 to 31"},
+	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
+	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
+	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, 0, NULL},
+	{"snowflake.accept_layout_change", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
+	"a Boolean value"},
+	{"snowflake.max_clock_wait", SNOWFLAKE_SETTING_DURATION,
+	0, SNOWFLAKE_MAX_CLOCK_WAIT_MS, GUC_UNIT_MS, "a duration from 0 to 1h"},
+	{"snowflake.max_lead", SNOWFLAKE_SETTING_DURATION,
+	0, INT_MAX, GUC_UNIT_MS, "a duration from 0 to 2147483647ms (24.8 days)"},
+	{"snowflake.max_clock_jump", SNOWFLAKE_SETTING_DURATION,
+	0, INT_MAX, GUC_UNIT_S, "a duration from 0 (no limit) to 2147483647s"},
+};
 
 /*---- shared state ----*/
 
@@ -418,9 +446,11 @@ typedef struct SnowflakeSharedState
 											 * episode began */
 	pg_atomic_uint32 redo_write_failed; /* a replayed mark is not on disk */
 
-	bool		mark_invalid;	/* the mark file could not be trusted */
-	bool		mark_restored;	/* ... and the true mark was written back */
-	char		mark_invalid_reason[256];
+	bool		mark_invalid;	/* generation is refused for good ... */
+	bool		mark_restored;	/* ... the true mark was written back */
+	bool		layout_changed; /* ... the epoch or layout changed */
+	char		layout_hint[256];	/* what to do about that */
+	char		mark_invalid_reason[512];
 
 	/* IDs issued, one slot per backend (see snowflake_count_ids) */
 	SnowflakeIdCounter ids_issued[FLEXIBLE_ARRAY_MEMBER];
@@ -450,6 +480,14 @@ static char *snowflake_epoch_string = NULL;
 static int	snowflake_max_clock_wait = 1000;
 static int	snowflake_max_lead = 0;
 static int	snowflake_max_clock_jump = 3600;
+static int	snowflake_time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+static int	snowflake_datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+static int	snowflake_worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+static int	snowflake_sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+static bool snowflake_accept_layout_change = false;
+
+/* the module was preloaded: the server's layout is fixed at start */
+static bool snowflake_preloaded = false;
 
 /* the epoch parsed from snowflake.epoch, in milliseconds since 1970 */
 static int64 snowflake_epoch_unix_ms;
@@ -463,13 +501,20 @@ PG_FUNCTION_INFO_V1(snowflake_next_id);
 PG_FUNCTION_INFO_V1(snowflake_last_id);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_parse_with_epoch);
+PG_FUNCTION_INFO_V1(snowflake_parse_with_layout);
 
 static void snowflake_define_settings(GucContext start_context);
 static void snowflake_register_mark_writer(void);
+static void snowflake_set_layout(void);
+static void snowflake_report_bad_layout(int elevel,
+										const SnowflakeLayout *layout,
+										int total, const char *hint);
+static const SnowflakeLayout *snowflake_configured_layout(void);
 static const SnowflakeSetting *snowflake_find_setting(const char *name);
 static bool snowflake_has_prefix(const char *name);
 static bool snowflake_check_setting_value(const SnowflakeSetting *setting,
 										  const char *value,
+										  const SnowflakeLayout *layout,
 										  const char **detail);
 static void snowflake_reject_unknown_settings(void);
 static void snowflake_validate_preset(const SnowflakeSetting *setting,
@@ -495,6 +540,11 @@ static void snowflake_read_mark_file(SnowflakeSharedState *state);
 static bool snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms,
 									  int elevel);
 static void snowflake_invalidate_mark(const char *reason);
+static bool snowflake_shut_down_cleanly(bool standby_too);
+static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
+static void snowflake_accept_layout(SnowflakeSharedState *state,
+									const SnowflakeMarkFile *contents);
+static void snowflake_refuse_layout(const char *reason, const char *hint);
 static inline int64 snowflake_clock_ms(int *us_into_ms);
 static int64 snowflake_monotonic_ms(void);
 static void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
@@ -508,9 +558,11 @@ static void snowflake_publish_mark(int64 mark_ms);
 static void snowflake_emit_log(ErrorData *edata);
 static int64 snowflake_generate(void);
 static TimestampTz snowflake_id_time(const SnowflakeLayout *layout, int64 id,
-									 TimestampTz epoch);
+									 TimestampTz epoch, int64 unit_ms);
 static void snowflake_mark_writer_detach(int code, Datum arg);
 static void snowflake_redo(XLogReaderState *record);
+static void snowflake_read_mark_record(XLogReaderState *record,
+									   xl_snowflake_mark *xlrec);
 static void snowflake_desc(StringInfo buf, XLogReaderState *record);
 static const char *snowflake_identify(uint8 info);
 
@@ -565,11 +617,6 @@ _PG_init(void)
 			epoch_index = i;
 	}
 
-	snowflake_layout_init(&snowflake_layout, SNOWFLAKE_DEFAULT_TIME_BITS,
-						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
-						  SNOWFLAKE_DEFAULT_WORKER_BITS,
-						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
-
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = snowflake_process_utility;
 
@@ -580,6 +627,15 @@ _PG_init(void)
 
 		snowflake_define_settings(PGC_SIGHUP);
 		MarkGUCPrefixReserved("snowflake");
+		if (snowflake_time_bits + snowflake_datacenter_bits +
+			snowflake_worker_bits + snowflake_sequence_bits <= 63)
+			snowflake_layout = *snowflake_configured_layout();
+		else
+			snowflake_layout_init(&snowflake_layout,
+								  SNOWFLAKE_DEFAULT_TIME_BITS,
+								  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+								  SNOWFLAKE_DEFAULT_WORKER_BITS,
+								  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
 		if (raw[epoch_index] != NULL &&
 			!snowflake_parse_epoch(raw[epoch_index], &epoch_unix_ms, &detail))
 			snowflake_epoch_error = MemoryContextStrdup(TopMemoryContext,
@@ -587,11 +643,23 @@ _PG_init(void)
 		return;
 	}
 
+	snowflake_preloaded = true;
 	snowflake_define_settings(PGC_POSTMASTER);
 	snowflake_reject_unknown_settings();
 	MarkGUCPrefixReserved("snowflake");
+
+	/* the layout first: node ids are checked against its widths */
 	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
-		snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+	{
+		if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH)
+			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+	}
+	snowflake_set_layout();
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		if (snowflake_settings[i].kind != SNOWFLAKE_SETTING_WIDTH)
+			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+	}
 
 	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, &snowflake_rmgr);
 	snowflake_register_mark_writer();
@@ -611,12 +679,53 @@ _PG_init(void)
 static void
 snowflake_define_settings(GucContext start_context)
 {
+	DefineCustomIntVariable("snowflake.time_bits",
+							"Bits of an ID that count milliseconds since the epoch.",
+							"With the other widths at most 63. 41 bits last "
+							"69.7 years.",
+							&snowflake_time_bits,
+							SNOWFLAKE_DEFAULT_TIME_BITS, 32, 63,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.datacenter_bits",
+							"Bits of an ID that hold the datacenter id.",
+							"0 leaves the datacenter out of the ID.",
+							&snowflake_datacenter_bits,
+							SNOWFLAKE_DEFAULT_DATACENTER_BITS, 0,
+							SNOWFLAKE_MAX_NODE_BITS,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.worker_bits",
+							"Bits of an ID that hold the worker id.",
+							"0 leaves the worker out of the ID.",
+							&snowflake_worker_bits,
+							SNOWFLAKE_DEFAULT_WORKER_BITS, 0,
+							SNOWFLAKE_MAX_NODE_BITS,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.sequence_bits",
+							"Bits of an ID that count IDs within a millisecond.",
+							"A server issues at most 2^sequence_bits IDs a "
+							"millisecond.",
+							&snowflake_sequence_bits,
+							SNOWFLAKE_DEFAULT_SEQUENCE_BITS, 1, 31,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("snowflake.datacenter_id",
 							"Datacenter id written into every snowflake ID.",
 							"Each server of a fleet needs its own pair of "
-							"datacenter id and worker id.",
+							"datacenter id and worker id; it must fit "
+							"snowflake.datacenter_bits.",
 							&snowflake_datacenter_id,
-							0, 0, (1 << SNOWFLAKE_DEFAULT_DATACENTER_BITS) - 1,
+							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
 							start_context,
 							0,
 							NULL, NULL, NULL);
@@ -624,12 +733,24 @@ snowflake_define_settings(GucContext start_context)
 	DefineCustomIntVariable("snowflake.worker_id",
 							"Worker id written into every snowflake ID.",
 							"Each server of a fleet needs its own pair of "
-							"datacenter id and worker id.",
+							"datacenter id and worker id; it must fit "
+							"snowflake.worker_bits.",
 							&snowflake_worker_id,
-							0, 0, (1 << SNOWFLAKE_DEFAULT_WORKER_BITS) - 1,
+							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
 							start_context,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("snowflake.accept_layout_change",
+							 "Resume above the old IDs after a change of layout or epoch.",
+							 "At a start that finds the high-water mark written "
+							 "under another layout or epoch, resume above every "
+							 "ID issued under it instead of refusing to generate.",
+							 &snowflake_accept_layout_change,
+							 false,
+							 start_context,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("snowflake.epoch",
 							   "Moment from which snowflake IDs count milliseconds.",
@@ -729,6 +850,56 @@ snowflake_find_setting(const char *name)
 }
 
 /*
+ * Set the server's layout from its settings, stopping the server if the
+ * widths add up to more than a positive bigint holds.  Runs once, at start.
+ */
+static void
+snowflake_set_layout(void)
+{
+	int			total = snowflake_time_bits + snowflake_datacenter_bits +
+		snowflake_worker_bits + snowflake_sequence_bits;
+
+	snowflake_layout_init(&snowflake_layout, snowflake_time_bits,
+						  snowflake_datacenter_bits, snowflake_worker_bits,
+						  snowflake_sequence_bits);
+	if (total > 63)
+		snowflake_report_bad_layout(FATAL, &snowflake_layout, total, NULL);
+}
+
+/*
+ * The layout that decoding with the configured layout uses.  Preloaded,
+ * the server's, fixed at start; otherwise the one postgresql.conf names now,
+ * checked at each use, since a reload may change it.
+ */
+static const SnowflakeLayout *
+snowflake_configured_layout(void)
+{
+	static SnowflakeLayout layout;
+	int			total;
+
+	if (snowflake_preloaded)
+		return &snowflake_layout;
+	total = snowflake_time_bits + snowflake_datacenter_bits +
+		snowflake_worker_bits + snowflake_sequence_bits;
+	snowflake_layout_init(&layout, snowflake_time_bits,
+						  snowflake_datacenter_bits, snowflake_worker_bits,
+						  snowflake_sequence_bits);
+	if (total > 63)
+		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
+	return &layout;
+}
+
+/* The largest value of a node id setting under layout. */
+static int
+snowflake_node_id_max(const SnowflakeSetting *setting,
+					  const SnowflakeLayout *layout)
+{
+	if (strcmp(setting->name, "snowflake.datacenter_id") == 0)
+		return layout->max_datacenter_id;
+	return layout->max_worker_id;
+}
+
+/*
  * Is value a plain decimal integer from 0 to max_value?  PostgreSQL's own
  * parse_int() also takes fractions and rounds them ("31.4" is 31), and hex;
  * a node id must be written as what it is.
@@ -755,21 +926,31 @@ snowflake_parse_node_id(const char *value, int max_value)
 }
 
 /*
- * Is value valid for setting, by the rules that hold at server start?  For
- * an epoch that is not, *detail says why.  Never throws.
+ * Is value valid for setting, by the rules that hold at server start, node
+ * ids checked against layout?  For an epoch that is not, *detail says why.
+ * Never throws.
  */
 static bool
 snowflake_check_setting_value(const SnowflakeSetting *setting,
-							  const char *value, const char **detail)
+							  const char *value, const SnowflakeLayout *layout,
+							  const char **detail)
 {
 	int			result;
 	int64		epoch_unix_ms;
+	bool		flag;
 
 	*detail = NULL;
 	switch (setting->kind)
 	{
 		case SNOWFLAKE_SETTING_NODE_ID:
-			return snowflake_parse_node_id(value, setting->max_value);
+			return snowflake_parse_node_id(value,
+										   snowflake_node_id_max(setting,
+																 layout));
+		case SNOWFLAKE_SETTING_WIDTH:
+			return snowflake_parse_node_id(value, setting->max_value) &&
+				atoi(value) >= setting->min_value;
+		case SNOWFLAKE_SETTING_BOOL:
+			return parse_bool(value, &flag);
 		case SNOWFLAKE_SETTING_EPOCH:
 			return snowflake_parse_epoch(value, &epoch_unix_ms, detail);
 		case SNOWFLAKE_SETTING_DURATION:
@@ -782,14 +963,17 @@ snowflake_check_setting_value(const SnowflakeSetting *setting,
 /* Report at elevel that value is not valid for setting. */
 static void
 snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
-						   const char *value, const char *epoch_detail,
-						   const char *hint)
+						   const char *value, const SnowflakeLayout *layout,
+						   const char *epoch_detail, const char *hint)
 {
 	ereport(elevel,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid value for parameter \"%s\": \"%s\"",
 					setting->name, value),
 			 epoch_detail ? errdetail_internal("%s", epoch_detail) :
+			 setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
+			 errdetail("\"%s\" must be an integer from 0 to %d.",
+					   setting->name, snowflake_node_id_max(setting, layout)) :
 			 errdetail("\"%s\" must be %s.", setting->name, setting->valid),
 			 hint ? errhint("%s", hint) : 0));
 }
@@ -833,8 +1017,7 @@ snowflake_reject_unknown_settings(void)
 			snowflake_has_prefix(variables[i]->name))
 			snowflake_report_unknown_setting(FATAL, variables[i]->name,
 											 NULL, 0,
-											 _("The snowflake settings are "
-											   SNOWFLAKE_SETTING_NAMES "."));
+											 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
 	}
 }
 
@@ -847,53 +1030,133 @@ snowflake_validate_preset(const SnowflakeSetting *setting, const char *raw)
 {
 	const char *detail;
 
-	if (raw == NULL || snowflake_check_setting_value(setting, raw, &detail))
+	if (raw == NULL ||
+		snowflake_check_setting_value(setting, raw, &snowflake_layout, &detail))
 		return;
-	snowflake_report_bad_value(FATAL, setting, raw, detail,
+	snowflake_report_bad_value(FATAL, setting, raw, &snowflake_layout, detail,
 							   setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
 							   _("Each server of a fleet needs its own pair of snowflake.datacenter_id and snowflake.worker_id.") :
 							   NULL);
 }
 
 /*
- * After a configuration reload, warn about every snowflake setting in the
- * configuration files that the next server start will refuse: an unknown
- * name, or a value that is not valid.  PostgreSQL itself only logs such
- * lines (or, for a name with capitals, nothing), and the server would then
- * refuse to start at some later restart, long after the change was made.
- * The mark writer calls this after each reload.
+ * What the configuration files set, as the next server start will read
+ * them: for each snowflake setting, the value of its last line, with
+ * postgresql.auto.conf read last, or NULL.  Returns the parsed lines, which
+ * the caller frees, or NULL (and no values) when postgresql.conf cannot be
+ * read.
  */
-static void
-snowflake_check_config_files(void)
+static ConfigVariable *
+snowflake_read_config_files(const char **values)
 {
 	ConfigVariable *head = NULL;
 	ConfigVariable *tail = NULL;
 
+	memset(values, 0, sizeof(const char *) * lengthof(snowflake_settings));
 	if (!ParseConfigFile(ConfigFileName, true, NULL, 0, 0, DEBUG1,
 						 &head, &tail))
 	{
 		FreeConfigVariables(head);
-		return;
+		return NULL;
 	}
 	(void) ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG1,
 						   &head, &tail);
-
 	for (ConfigVariable *item = head; item != NULL; item = item->next)
 	{
 		const SnowflakeSetting *setting;
-		const char *detail;
 
-		if (item->name == NULL || item->value == NULL ||
-			!snowflake_has_prefix(item->name))
-			continue;
-		setting = snowflake_find_setting(item->name);
-		if (setting == NULL)
+		if (item->name != NULL && item->value != NULL &&
+			(setting = snowflake_find_setting(item->name)) != NULL)
+			values[setting - snowflake_settings] = item->value;
+	}
+	return head;
+}
+
+/*
+ * The layout that values (one for each snowflake setting, or NULL) would
+ * give at the next start; widths that are unset or not valid count as their
+ * defaults, since they are reported on their own.  The four widths come
+ * first in snowflake_settings, in the order of the layout.  Returns the sum
+ * of the widths, which may exceed 63.
+ */
+static int
+snowflake_pending_layout(const char **values, SnowflakeLayout *layout)
+{
+	int			widths[4] = {SNOWFLAKE_DEFAULT_TIME_BITS,
+		SNOWFLAKE_DEFAULT_DATACENTER_BITS, SNOWFLAKE_DEFAULT_WORKER_BITS,
+	SNOWFLAKE_DEFAULT_SEQUENCE_BITS};
+	const char *detail;
+
+	for (int i = 0; i < 4; i++)
+	{
+		Assert(snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH);
+		if (values[i] != NULL &&
+			snowflake_check_setting_value(&snowflake_settings[i], values[i],
+										  NULL, &detail))
+			widths[i] = atoi(values[i]);
+	}
+	snowflake_layout_init(layout, widths[0], widths[1],
+						  widths[2], widths[3]);
+	return widths[0] + widths[1] + widths[2] + widths[3];
+}
+
+/* Report at elevel a layout whose widths add up to total, more than 63. */
+static void
+snowflake_report_bad_layout(int elevel, const SnowflakeLayout *layout,
+							int total, const char *hint)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+					total),
+			 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
+					   layout->time_bits, layout->datacenter_bits,
+					   layout->worker_bits, layout->sequence_bits),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * After a configuration reload, warn about what in the configuration files
+ * the next server start will refuse: an unknown snowflake setting, a value
+ * that is not valid (the one that takes effect, node ids against the layout
+ * the files give), a layout that does not fit.  PostgreSQL itself only logs
+ * bad values (or, for a name with capitals, nothing), and the server would
+ * then refuse to start at some later restart, long after the change was
+ * made.  The mark writer calls this after each reload.
+ */
+static void
+snowflake_check_config_files(void)
+{
+	const char *values[lengthof(snowflake_settings)];
+	ConfigVariable *head;
+	SnowflakeLayout layout;
+	int			total;
+	const char *hint = _("The next server start will refuse it.");
+
+	head = snowflake_read_config_files(values);
+	if (head == NULL)
+		return;
+	for (ConfigVariable *item = head; item != NULL; item = item->next)
+	{
+		if (item->name != NULL && item->value != NULL &&
+			snowflake_has_prefix(item->name) &&
+			snowflake_find_setting(item->name) == NULL)
 			snowflake_report_unknown_setting(WARNING, item->name,
 											 item->filename, item->sourceline,
-											 _("The next server start will refuse it."));
-		else if (!snowflake_check_setting_value(setting, item->value, &detail))
-			snowflake_report_bad_value(WARNING, setting, item->value, detail,
-									   _("The next server start will refuse it."));
+											 hint);
+	}
+	total = snowflake_pending_layout(values, &layout);
+	if (total > 63)
+		snowflake_report_bad_layout(WARNING, &layout, total, hint);
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		const char *detail;
+
+		if (values[i] != NULL &&
+			!snowflake_check_setting_value(&snowflake_settings[i], values[i],
+										   &layout, &detail))
+			snowflake_report_bad_value(WARNING, &snowflake_settings[i],
+									   values[i], &layout, detail, hint);
 	}
 	FreeConfigVariables(head);
 }
@@ -1113,6 +1376,10 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 	const SnowflakeSetting *setting;
 	const char *detail;
 	char	   *value;
+	const char *values[lengthof(snowflake_settings)];
+	ConfigVariable *head;
+	SnowflakeLayout layout;
+	int			total;
 
 	if (stmt == NULL || stmt->name == NULL || !snowflake_has_prefix(stmt->name))
 		return;
@@ -1120,16 +1387,25 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 	if (setting == NULL)
 	{
 		snowflake_report_unknown_setting(ERROR, stmt->name, NULL, 0,
-										 _("The snowflake settings are "
-										   SNOWFLAKE_SETTING_NAMES "."));
+										 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
 		return;
 	}
 	if (!check_value || stmt->kind != VAR_SET_VALUE)
 		return;
 	value = ExtractSetVariableArgs(stmt);
-	if (value != NULL &&
-		!snowflake_check_setting_value(setting, value, &detail))
-		snowflake_report_bad_value(ERROR, setting, value, detail, NULL);
+	if (value == NULL)
+		return;
+
+	/* node ids and widths are checked with the layout the files will give */
+	head = snowflake_read_config_files(values);
+	values[setting - snowflake_settings] = value;
+	total = snowflake_pending_layout(values, &layout);
+	if (!snowflake_check_setting_value(setting, value, &layout, &detail))
+		snowflake_report_bad_value(ERROR, setting, value, &layout, detail,
+								   NULL);
+	if (total > 63 && setting->kind == SNOWFLAKE_SETTING_WIDTH)
+		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
+	FreeConfigVariables(head);
 }
 
 /* The SET clauses of CREATE FUNCTION and ALTER FUNCTION. */
@@ -1287,10 +1563,12 @@ snowflake_shmem_startup(void)
 
 /*
  * Was the server shut down cleanly, so that its next start replays no WAL?
- * Read from pg_control, which the shutdown checkpoint has just written.
+ * Read from pg_control, which the shutdown checkpoint has just written.  A
+ * standby shut down cleanly (standby_too) replays its primary's WAL again
+ * when it starts.
  */
 static bool
-snowflake_shut_down_cleanly(void)
+snowflake_shut_down_cleanly(bool standby_too)
 {
 	ControlFileData control;
 	pg_crc32c	crc;
@@ -1309,7 +1587,7 @@ snowflake_shut_down_cleanly(void)
 	FIN_CRC32C(crc);
 	return EQ_CRC32C(crc, control.crc) &&
 		(control.state == DB_SHUTDOWNED ||
-		 control.state == DB_SHUTDOWNED_IN_RECOVERY);
+		 (standby_too && control.state == DB_SHUTDOWNED_IN_RECOVERY));
 }
 
 /*
@@ -1331,7 +1609,7 @@ snowflake_shmem_shutdown(int code, Datum arg)
 	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid)
 		return;
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
-	if (last_tick == 0 || !snowflake_shut_down_cleanly())
+	if (last_tick == 0 || !snowflake_shut_down_cleanly(true))
 		return;
 	mark_ms = (int64) (last_tick >> snowflake_layout.sequence_bits) + 1;
 	snowflake_write_mark_file(mark_ms, mark_ms, LOG);
@@ -1378,6 +1656,10 @@ snowflake_load_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		crc_offset = SNOWFLAKE_MARK_V1_CRC_OFFSET;
 		memcpy(&file_crc, (char *) contents + crc_offset, sizeof(file_crc));
 		contents->written_at_ms = PG_INT64_MAX;
+		contents->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+		contents->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+		contents->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+		contents->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
 	}
 	else
 	{
@@ -1403,9 +1685,13 @@ snowflake_load_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		FIN_CRC32C(crc);
 		if (!EQ_CRC32C(crc, file_crc))
 			reason = _("Its checksum does not match its contents.");
+		else if (contents->time_bits < 32 || contents->sequence_bits < 1 ||
+				 contents->time_bits + contents->datacenter_bits +
+				 contents->worker_bits + contents->sequence_bits > 63)
+			reason = _("It names a layout that is not valid.");
 		else if (contents->mark_ms < 0 ||
-				 contents->mark_ms > snowflake_layout.max_ms + 1)
-			reason = _("Its mark lies outside the 41 bits of time.");
+				 contents->mark_ms > (INT64CONST(1) << contents->time_bits))
+			reason = _("Its mark lies outside the time bits of its layout.");
 	}
 	CloseTransientFile(fd);
 	return reason;
@@ -1450,15 +1736,138 @@ snowflake_read_mark_file(SnowflakeSharedState *state)
 		return;
 	}
 
+	if (snowflake_layout_changed(&contents))
+	{
+		snowflake_accept_layout(state, &contents);
+		return;
+	}
+	if (snowflake_accept_layout_change)
+		ereport(WARNING,
+				(errmsg("snowflake.accept_layout_change is on, but the epoch and layout are those of the high-water mark"),
+				 errhint("Remove snowflake.accept_layout_change from the configuration, so that a later change is not accepted unnoticed.")));
 	state->file_mark = contents.mark_ms;
 	snowflake_raise_floor(state, contents.mark_ms);
 	pg_atomic_write_u64(&state->floor_clock_ms,
 						(uint64) contents.written_at_ms);
-	if (contents.epoch_unix_ms != snowflake_epoch_unix_ms)
+}
+
+/* Append to buf what changed from the mark file's epoch and layout. */
+static void
+snowflake_describe_change(StringInfo buf, const char *name, int64 was,
+						  int64 now)
+{
+	if (was == now)
+		return;
+	if (buf->len > 0)
+		appendStringInfoString(buf, "; ");
+	appendStringInfo(buf, _("%s was %lld and is now %lld"), name,
+					 (long long) was, (long long) now);
+}
+
+/* Was the mark file written under another epoch or layout? */
+static bool
+snowflake_layout_changed(const SnowflakeMarkFile *contents)
+{
+	return contents->epoch_unix_ms != snowflake_epoch_unix_ms ||
+		contents->time_bits != snowflake_layout.time_bits ||
+		contents->datacenter_bits != snowflake_layout.datacenter_bits ||
+		contents->worker_bits != snowflake_layout.worker_bits ||
+		contents->sequence_bits != snowflake_layout.sequence_bits;
+}
+
+/*
+ * The server starts with another epoch or layout than the mark file was
+ * written under.  IDs made under the new one could equal or fall below IDs
+ * already issued, so generation is refused, unless the operator accepts the
+ * change (snowflake.accept_layout_change).  Then every new ID must be
+ * greater than every old one, as a number: the old IDs all lie below the
+ * old mark's first ID, so generation resumes at the first millisecond of the
+ * new layout whose IDs lie above that.  If no such millisecond exists, or
+ * the server did not shut down cleanly (crash recovery would replay marks
+ * of the old layout), the change is refused all the same.
+ */
+static void
+snowflake_accept_layout(SnowflakeSharedState *state,
+						const SnowflakeMarkFile *contents)
+{
+	StringInfoData change;
+	SnowflakeLayout old_layout;
+	uint64		old_bound;
+	int64		floor_ms;
+	int			us_into_ms;
+
+	initStringInfo(&change);
+	snowflake_describe_change(&change, "snowflake.epoch (ms since 1970)",
+							  contents->epoch_unix_ms, snowflake_epoch_unix_ms);
+	snowflake_describe_change(&change, "snowflake.time_bits",
+							  contents->time_bits, snowflake_layout.time_bits);
+	snowflake_describe_change(&change, "snowflake.datacenter_bits",
+							  contents->datacenter_bits,
+							  snowflake_layout.datacenter_bits);
+	snowflake_describe_change(&change, "snowflake.worker_bits",
+							  contents->worker_bits,
+							  snowflake_layout.worker_bits);
+	snowflake_describe_change(&change, "snowflake.sequence_bits",
+							  contents->sequence_bits,
+							  snowflake_layout.sequence_bits);
+
+	snowflake_layout_init(&old_layout, contents->time_bits,
+						  contents->datacenter_bits, contents->worker_bits,
+						  contents->sequence_bits);
+	old_bound = (uint64) contents->mark_ms << old_layout.time_shift;
+	floor_ms = (int64) ((old_bound - 1) >> snowflake_layout.time_shift) + 1;
+	if (old_bound == 0)
+		floor_ms = 0;
+
+	if (!snowflake_accept_layout_change)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. IDs made now could equal or fall below IDs already issued."),
+										 change.data),
+								_("Restore the earlier settings, or set snowflake.accept_layout_change = on for one restart to resume above every earlier ID."));
+	else if (!snowflake_shut_down_cleanly(false))
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly as a primary, and recovery would replay marks of the earlier settings."),
+										 change.data),
+								_("Start once with the earlier settings and shut down cleanly, then change them; change a standby's settings together with its primary's."));
+	else if (floor_ms > snowflake_layout.max_ms)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. Every ID of the new layout lies below IDs already issued."),
+										 change.data),
+								_("Restore the earlier settings, or choose a layout with more time bits."));
+	else if (floor_ms - snowflake_clock_ms(&us_into_ms) > INT_MAX)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. The first ID of the new settings above IDs already issued lies %lld ms ahead of the clock, beyond any snowflake.max_lead."),
+										 change.data,
+										 (long long) (floor_ms - snowflake_clock_ms(&us_into_ms))),
+								_("Restore the earlier settings, or choose settings under which the IDs already issued read as a time not far from now."));
+	else if (!snowflake_write_mark_file(floor_ms, 0, LOG))
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, and the mark for the new settings could not be written."),
+										 change.data),
+								_("See the server log for why the file could not be written."));
+	else
+	{
 		ereport(LOG,
-				(errmsg("snowflake.epoch has changed since the high-water mark was written"),
-				 errdetail("IDs resume at the mark, %lld ms after the current epoch.",
-						   (long long) contents.mark_ms)));
+				(errmsg("snowflake accepted a change of epoch or layout; IDs resume at %lld ms after the epoch, above every earlier ID",
+						(long long) floor_ms),
+				 errdetail("Since the high-water mark was written, %s.",
+						   change.data),
+				 errhint("Remove snowflake.accept_layout_change from the configuration.")));
+		state->file_mark = floor_ms;
+		snowflake_raise_floor(state, floor_ms);
+		/* not the clock's fault if the new floor lies ahead of it */
+		pg_atomic_write_u64(&state->floor_clock_ms, 0);
+	}
+	pfree(change.data);
+}
+
+/* Refuse generation at start: the epoch or layout changed. */
+static void
+snowflake_refuse_layout(const char *reason, const char *hint)
+{
+	snowflake_state->layout_changed = true;
+	strlcpy(snowflake_state->layout_hint, hint,
+			sizeof(snowflake_state->layout_hint));
+	snowflake_invalidate_mark(reason);
+	ereport(LOG,
+			(errmsg("snowflake epoch or layout changed since the high-water mark was written; ID generation is disabled"),
+			 errdetail_internal("%s", reason),
+			 errhint("%s", hint)));
 }
 
 /* Write the temporary mark file, fsynced, and rename it into place. */
@@ -1474,6 +1883,10 @@ snowflake_write_mark_file_steps(int64 mark_ms, int64 written_at_ms, int elevel)
 	contents.epoch_unix_ms = snowflake_epoch_unix_ms;
 	contents.mark_ms = mark_ms;
 	contents.written_at_ms = written_at_ms;
+	contents.time_bits = (uint8) snowflake_layout.time_bits;
+	contents.datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
+	contents.worker_bits = (uint8) snowflake_layout.worker_bits;
+	contents.sequence_bits = (uint8) snowflake_layout.sequence_bits;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeMarkFile, crc));
 	FIN_CRC32C(contents.crc);
@@ -1682,6 +2095,19 @@ snowflake_raise_tick_floor(SnowflakeSharedState *state, int64 mark_ms)
 						pg_atomic_read_u64(&state->last_tick));
 }
 
+/* A WAL record of mark_ms, with the epoch and layout it counts in. */
+static void
+snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
+{
+	memset(xlrec, 0, sizeof(*xlrec));
+	xlrec->mark_ms = mark_ms;
+	xlrec->epoch_unix_ms = snowflake_epoch_unix_ms;
+	xlrec->time_bits = (uint8) snowflake_layout.time_bits;
+	xlrec->datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
+	xlrec->worker_bits = (uint8) snowflake_layout.worker_bits;
+	xlrec->sequence_bits = (uint8) snowflake_layout.sequence_bits;
+}
+
 typedef enum SnowflakeMarkResult
 {
 	SNOWFLAKE_MARK_READY,		/* a mark high enough is in file and WAL */
@@ -1747,7 +2173,7 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 		return SNOWFLAKE_MARK_FAILED;
 	state->file_mark = *target;
 
-	xlrec.mark_ms = *target;
+	snowflake_fill_mark_record(&xlrec, *target);
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	*lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
@@ -1793,6 +2219,12 @@ static void
 snowflake_report_invalid_mark(void)
 {
 	pg_read_barrier();
+	if (snowflake_state->layout_changed)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake epoch or layout changed since the high-water mark was written"),
+				 errdetail_internal("%s", snowflake_state->mark_invalid_reason),
+				 errhint("%s", snowflake_state->layout_hint)));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("snowflake high-water mark file \"%s\" is invalid",
@@ -1930,7 +2362,7 @@ snowflake_relog_mark(void)
 		return;
 	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn)
 	{
-		xlrec.mark_ms = state->written_mark;
+		snowflake_fill_mark_record(&xlrec, state->written_mark);
 		XLogBeginInsert();
 		XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
 		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
@@ -2071,8 +2503,10 @@ snowflake_report_resuming(int64 ahead_ms)
 			 errmsg(SNOWFLAKE_RESUMING_MESSAGE),
 			 errdetail("After a restart, IDs resume at the durable high-water mark, which lies %lld ms ahead of the clock; snowflake.max_clock_wait (%d ms) did not cover the wait.",
 					   (long long) ahead_ms, snowflake_max_clock_wait),
-			 errhint("IDs are issued again within %lld ms. To issue them at once, ahead of the clock, raise snowflake.max_lead to at least %lld ms.",
-					 (long long) ahead_ms, (long long) ahead_ms)));
+			 ahead_ms <= INT_MAX ?
+			 errhint("Wait %lld ms, or raise snowflake.max_lead to at least %lld ms to issue IDs ahead of the clock at once.",
+					 (long long) ahead_ms, (long long) ahead_ms) :
+			 errhint("No snowflake.max_lead reaches that far; see \"A clock far in the future\" in the README.")));
 }
 
 /*
@@ -2361,15 +2795,19 @@ snowflake_generate(void)
  * checkpoint (snowflake_relog_mark), and warns after a reload about
  * snowflake settings that the next start will refuse.
  *
- * If the writer fails, it exits and the postmaster starts it again a second
- * later; meanwhile backends write the mark themselves.  On SIGTERM (a
- * shutdown) it exits cleanly and for good.
+ * An error (a mark that cannot be written, a full disk) is logged, and the
+ * writer tries again a second later, as PostgreSQL's own background
+ * processes do, rather than exit and be restarted; meanwhile backends write
+ * the mark themselves.  On SIGTERM (a shutdown) it exits cleanly and for
+ * good.
  */
 void
 snowflake_mark_writer_main(Datum main_arg)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	uint64		start_tick;
+	sigjmp_buf	local_sigjmp_buf;
+	MemoryContext writer_context;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -2382,6 +2820,27 @@ snowflake_mark_writer_main(Datum main_arg)
 	on_shmem_exit(snowflake_mark_writer_detach, (Datum) 0);
 	state->mark_writer_latch = MyLatch;
 	start_tick = pg_atomic_read_u64(&state->last_tick);
+	writer_context = AllocSetContextCreate(TopMemoryContext,
+										   "snowflake mark writer",
+										   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(writer_context);
+
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		LWLockReleaseAll();
+		ConditionVariableCancelSleep();
+		pgstat_report_wait_end();
+		AtEOXact_Files(false);
+		MemoryContextSwitchTo(writer_context);
+		FlushErrorState();
+		MemoryContextReset(writer_context);
+		RESUME_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L,
+						 PG_WAIT_EXTENSION);
+	}
+	PG_exception_stack = &local_sigjmp_buf;
 
 	for (;;)
 	{
@@ -2391,6 +2850,7 @@ snowflake_mark_writer_main(Datum main_arg)
 		int			us_into_ms;
 		bool		active = false;
 
+		MemoryContextReset(writer_context);
 		snowflake_writer_check_shutdown();
 		if (ConfigReloadPending)
 		{
@@ -2471,27 +2931,27 @@ snowflake_last_id(PG_FUNCTION_ARGS)
 }
 
 /*
- * Decode id into (ts, datacenter_id, worker_id, sequence), counting time
- * from epoch (a PostgreSQL timestamp).
+ * Decode id into (ts, datacenter_id, worker_id, sequence) under layout,
+ * counting time in units of unit_ms from epoch (a PostgreSQL timestamp).
  */
 static Datum
-snowflake_decode(FunctionCallInfo fcinfo, int64 id, TimestampTz epoch)
+snowflake_decode(FunctionCallInfo fcinfo, const SnowflakeLayout *layout,
+				 int64 id, TimestampTz epoch, int64 unit_ms)
 {
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 	TimestampTz ts;
 
-	ts = snowflake_id_time(&snowflake_layout, id, epoch);
+	ts = snowflake_id_time(layout, id, epoch, unit_ms);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
 	values[0] = TimestampTzGetDatum(ts);
-	values[1] = Int32GetDatum(snowflake_id_datacenter(&snowflake_layout, id));
-	values[2] = Int32GetDatum(snowflake_id_worker(&snowflake_layout, id));
-	values[3] = Int32GetDatum((int32) snowflake_id_sequence(&snowflake_layout,
-															id));
+	values[1] = Int32GetDatum(snowflake_id_datacenter(layout, id));
+	values[2] = Int32GetDatum(snowflake_id_worker(layout, id));
+	values[3] = Int32GetDatum((int32) snowflake_id_sequence(layout, id));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -2520,20 +2980,78 @@ snowflake_configured_epoch(void)
 	return (snowflake_epoch_unix_ms - SNOWFLAKE_UNIX_TO_PG_MS) * 1000;
 }
 
-/* snowflake_parse(id bigint): decode with the configured epoch */
+/* snowflake_parse(id bigint): decode with the configured epoch and layout */
 Datum
 snowflake_parse(PG_FUNCTION_ARGS)
 {
-	return snowflake_decode(fcinfo, PG_GETARG_INT64(0),
-							snowflake_configured_epoch());
+	return snowflake_decode(fcinfo, snowflake_configured_layout(),
+							PG_GETARG_INT64(0),
+							snowflake_configured_epoch(), 1);
 }
 
-/* snowflake_parse(id bigint, epoch timestamptz): decode with another epoch */
+/*
+ * snowflake_parse(id bigint, epoch timestamptz): decode an ID of Twitter's
+ * layout with another epoch.  Twitter's layout, not the server's, so that
+ * the function depends on its arguments alone.
+ */
 Datum
 snowflake_parse_with_epoch(PG_FUNCTION_ARGS)
 {
-	return snowflake_decode(fcinfo, PG_GETARG_INT64(0),
-							PG_GETARG_TIMESTAMPTZ(1));
+	SnowflakeLayout twitter;
+
+	snowflake_layout_init(&twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
+						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						  SNOWFLAKE_DEFAULT_WORKER_BITS,
+						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	return snowflake_decode(fcinfo, &twitter, PG_GETARG_INT64(0),
+							PG_GETARG_TIMESTAMPTZ(1), 1);
+}
+
+/*
+ * snowflake_parse(id, epoch, time_bits, datacenter_bits, worker_bits,
+ * sequence_bits, time_unit_ms): decode an ID of any layout, such as a
+ * 53-bit one or another system's.  Widths of 0 are allowed for every part
+ * but time; time counts units of time_unit_ms (10 for Sonyflake).
+ */
+Datum
+snowflake_parse_with_layout(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout layout;
+	int			widths[4];
+	static const char *const names[4] = {
+		"time_bits", "datacenter_bits", "worker_bits", "sequence_bits"
+	};
+	int			total = 0;
+	int32		unit_ms = PG_GETARG_INT32(6);
+
+	for (int i = 0; i < 4; i++)
+	{
+		int			max_width = i == 0 ? 63 : i == 3 ? 31 : SNOWFLAKE_MAX_NODE_BITS;
+
+		widths[i] = PG_GETARG_INT32(i + 2);
+		if (widths[i] < (i == 0 ? 1 : 0) || widths[i] > max_width)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid snowflake layout: %s is %d",
+							names[i], widths[i]),
+					 errdetail("%s must be from %d to %d.", names[i],
+							   i == 0 ? 1 : 0, max_width)));
+		total += widths[i];
+	}
+	if (total > 63)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+						total),
+				 errdetail("The four widths must add up to at most 63.")));
+	if (unit_ms < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake time unit: %d ms", unit_ms),
+				 errdetail("The time unit must be at least 1 ms.")));
+	snowflake_layout_init(&layout, widths[0], widths[1], widths[2], widths[3]);
+	return snowflake_decode(fcinfo, &layout, PG_GETARG_INT64(0),
+							PG_GETARG_TIMESTAMPTZ(1), unit_ms);
 }
 
 /*---- SQL toolbox ----*/
@@ -2561,19 +3079,32 @@ PG_FUNCTION_INFO_V1(snowflake_json);
 PG_FUNCTION_INFO_V1(snowflake_serial);
 PG_FUNCTION_INFO_V1(snowflake_status);
 
-/* The epoch argument at argno if the call has one, else the configured one */
-static TimestampTz
-snowflake_epoch_arg(FunctionCallInfo fcinfo, int argno)
+/*
+ * The layout and epoch of a call that may have an epoch argument at argno.
+ * Without one, the configured layout and epoch.  With one, Twitter's layout,
+ * as snowflake_parse(id, epoch) uses, so that the forms with an epoch
+ * depend on their arguments alone and can be IMMUTABLE; twitter is where
+ * it is kept.
+ */
+static const SnowflakeLayout *
+snowflake_call_layout(FunctionCallInfo fcinfo, int argno,
+					  SnowflakeLayout *twitter, TimestampTz *epoch)
 {
-	TimestampTz epoch;
-
-	epoch = PG_NARGS() > argno ? PG_GETARG_TIMESTAMPTZ(argno) :
-		snowflake_configured_epoch();
-	if (TIMESTAMP_NOT_FINITE(epoch))
+	if (PG_NARGS() <= argno)
+	{
+		*epoch = snowflake_configured_epoch();
+		return snowflake_configured_layout();
+	}
+	*epoch = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(*epoch))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake epoch must be finite")));
-	return epoch;
+	snowflake_layout_init(twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
+						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						  SNOWFLAKE_DEFAULT_WORKER_BITS,
+						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	return twitter;
 }
 
 /* The ID of this server's tick */
@@ -2587,12 +3118,15 @@ snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick)
 }
 
 /*
- * The time id carries, counting from epoch, a finite PostgreSQL timestamp.
- * Errors out for a negative id and for a time past PostgreSQL's range.
+ * The time id carries under layout, counting in units of unit_ms from epoch,
+ * as a PostgreSQL timestamp.  Errors out for a negative id, an id with bits
+ * above the layout's, an infinite epoch, and a time past PostgreSQL's range.
  */
 static TimestampTz
-snowflake_id_time(const SnowflakeLayout *layout, int64 id, TimestampTz epoch)
+snowflake_id_time(const SnowflakeLayout *layout, int64 id, TimestampTz epoch,
+				  int64 unit_ms)
 {
+	int			used_bits = layout->time_shift + layout->time_bits;
 	int64		ms;
 	TimestampTz ts;
 
@@ -2601,18 +3135,28 @@ snowflake_id_time(const SnowflakeLayout *layout, int64 id, TimestampTz epoch)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid snowflake ID: %lld", (long long) id),
 				 errdetail("Snowflake IDs are never negative: bit 63 is always 0.")));
+	if (used_bits < 63 && (id >> used_bits) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: %lld", (long long) id),
+				 errdetail("The layout uses the low %d bits of an ID, and this one has higher bits set.",
+						   used_bits)));
 	if (TIMESTAMP_NOT_FINITE(epoch))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake epoch must be finite")));
 
 	ms = snowflake_id_ms(layout, id);
-	if (pg_add_s64_overflow(epoch, ms * 1000, &ts) || !IS_VALID_TIMESTAMP(ts))
+	if (pg_mul_s64_overflow(ms, unit_ms * 1000, &ts) ||
+		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range"),
+				 unit_ms == 1 ?
 				 errdetail("Snowflake ID %lld lies %lld ms after the epoch, past the largest timestamp.",
-						   (long long) id, (long long) ms)));
+						   (long long) id, (long long) ms) :
+				 errdetail("Snowflake ID %lld lies %lld units of %lld ms after the epoch, past the largest timestamp.",
+						   (long long) id, (long long) ms, (long long) unit_ms)));
 	return ts;
 }
 
@@ -2753,17 +3297,29 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TIMESTAMPTZ(snowflake_id_time(&snowflake_layout,
-											PG_GETARG_INT64(0),
-											snowflake_epoch_arg(fcinfo, 1)));
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
+
+	PG_RETURN_TIMESTAMPTZ(snowflake_id_time(layout, PG_GETARG_INT64(0),
+											epoch, 1));
 }
 
-/* The millisecond of the call's (ts timestamptz[, epoch timestamptz]) */
-static int64
-snowflake_ts_arg_ms(const SnowflakeLayout *layout, FunctionCallInfo fcinfo)
+/*
+ * The layout of a call (ts timestamptz[, epoch timestamptz]), and the
+ * millisecond of ts under it.
+ */
+static const SnowflakeLayout *
+snowflake_ts_arg_ms(FunctionCallInfo fcinfo, SnowflakeLayout *twitter,
+					int64 *ms)
 {
-	return snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0),
-							 snowflake_epoch_arg(fcinfo, 1));
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, twitter,
+														  &epoch);
+
+	*ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0), epoch);
+	return layout;
 }
 
 /* The smallest ID of millisecond ms, on any node */
@@ -2788,20 +3344,22 @@ snowflake_ms_last_id(const SnowflakeLayout *layout, int64 ms)
 Datum
 snowflake_min_id(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeLayout twitter;
+	int64		ms;
+	const SnowflakeLayout *layout = snowflake_ts_arg_ms(fcinfo, &twitter, &ms);
 
-	PG_RETURN_INT64(snowflake_ms_first_id(layout,
-										  snowflake_ts_arg_ms(layout, fcinfo)));
+	PG_RETURN_INT64(snowflake_ms_first_id(layout, ms));
 }
 
 /* snowflake_max_id(...): the largest ID of ts's millisecond, on any node */
 Datum
 snowflake_max_id(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeLayout twitter;
+	int64		ms;
+	const SnowflakeLayout *layout = snowflake_ts_arg_ms(fcinfo, &twitter, &ms);
 
-	PG_RETURN_INT64(snowflake_ms_last_id(layout,
-										 snowflake_ts_arg_ms(layout, fcinfo)));
+	PG_RETURN_INT64(snowflake_ms_last_id(layout, ms));
 }
 
 /*
@@ -2814,7 +3372,7 @@ snowflake_max_id(PG_FUNCTION_ARGS)
 Datum
 snowflake_between(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = &snowflake_layout;
+	const SnowflakeLayout *layout = snowflake_configured_layout();
 	TimestampTz epoch = snowflake_configured_epoch();
 	int64		id = PG_GETARG_INT64(0);
 	int64		from_ms;
@@ -2900,14 +3458,16 @@ snowflake_between_support(PG_FUNCTION_ARGS)
 Datum
 snowflake_compose(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 4, &twitter,
+														  &epoch);
 	int64		ms;
 	int32		datacenter_id = PG_GETARG_INT32(1);
 	int32		worker_id = PG_GETARG_INT32(2);
 	int32		sequence = PG_GETARG_INT32(3);
 
-	ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0),
-						   snowflake_epoch_arg(fcinfo, 4));
+	ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0), epoch);
 	snowflake_check_part("datacenter_id", datacenter_id,
 						 layout->max_datacenter_id);
 	snowflake_check_part("worker_id", worker_id, layout->max_worker_id);
@@ -2923,13 +3483,15 @@ snowflake_compose(PG_FUNCTION_ARGS)
 Datum
 snowflake_format(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
 	int64		id = PG_GETARG_INT64(0);
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	snowflake_append_utc(&buf, snowflake_id_time(layout, id,
-												 snowflake_epoch_arg(fcinfo, 1)),
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
 						 false);
 	appendStringInfo(&buf, " dc=%d worker=%d seq=%lld",
 					 snowflake_id_datacenter(layout, id),
@@ -2947,14 +3509,16 @@ snowflake_format(PG_FUNCTION_ARGS)
 Datum
 snowflake_json(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
 	int64		id = PG_GETARG_INT64(0);
 	StringInfoData buf;
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "{\"id\": \"%lld\", \"ts\": \"", (long long) id);
-	snowflake_append_utc(&buf, snowflake_id_time(layout, id,
-												 snowflake_epoch_arg(fcinfo, 1)),
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
 						 false);
 	appendStringInfo(&buf,
 					 "\", \"datacenter_id\": %d, \"worker_id\": %d, \"sequence\": %lld}",
@@ -2975,14 +3539,16 @@ snowflake_json(PG_FUNCTION_ARGS)
 Datum
 snowflake_serial(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 2, &twitter,
+														  &epoch);
 	int64		id = PG_GETARG_INT64(0);
 	StringInfoData buf;
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	snowflake_append_utc(&buf, snowflake_id_time(layout, id,
-												 snowflake_epoch_arg(fcinfo, 2)),
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
 						 true);
 	appendStringInfo(&buf, "%0*d%0*d%0*lld",
 					 snowflake_digits(layout->max_datacenter_id),
@@ -3073,9 +3639,11 @@ snowflake_status(PG_FUNCTION_ARGS)
  *
  * In crash recovery the file was written before each of these records, so a
  * record above the file's mark means that the file went backwards (an older
- * copy replaced it), and generation is refused.  In a standby or archive
- * recovery the file may lag the WAL (it came with a base backup), so the
- * record is written to it.  If that fails, replay goes on, warning: the
+ * copy replaced it), and generation is refused.  In a standby, in archive
+ * recovery, or in the recovery of a base backup (a backup_label puts even a
+ * plain restore into archive recovery), the file may lag the WAL, since the
+ * backup copied it before later marks were written, so the record is
+ * written to it.  If that fails, replay goes on, warning: the
  * floor is raised in memory but the mark is not published as durable, so
  * that after a promotion no ID is issued before a new mark is on disk, and
  * the next mark record, or a clean shutdown, tries the file again.
@@ -3091,12 +3659,37 @@ snowflake_redo(XLogReaderState *record)
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
-	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
-	if (state->mark_invalid ||
-		(int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
+	snowflake_read_mark_record(record, &xlrec);
+	if (state->mark_invalid)
 		return;
 
-	if (!StandbyMode && !ArchiveRecoveryRequested)
+	/*
+	 * A mark counts in its writer's epoch and layout.  Under others it would
+	 * mean other IDs: a standby configured unlike its primary must not
+	 * generate after a promotion.
+	 */
+	if (xlrec.epoch_unix_ms != snowflake_epoch_unix_ms ||
+		xlrec.time_bits != snowflake_layout.time_bits ||
+		xlrec.datacenter_bits != snowflake_layout.datacenter_bits ||
+		xlrec.worker_bits != snowflake_layout.worker_bits ||
+		xlrec.sequence_bits != snowflake_layout.sequence_bits)
+	{
+		snowflake_refuse_layout(psprintf(_("WAL records a mark written under snowflake.epoch %lld ms since 1970 and a layout of %d/%d/%d/%d bits, but this server runs with %lld ms and %d/%d/%d/%d bits."),
+										 (long long) xlrec.epoch_unix_ms,
+										 xlrec.time_bits, xlrec.datacenter_bits,
+										 xlrec.worker_bits, xlrec.sequence_bits,
+										 (long long) snowflake_epoch_unix_ms,
+										 snowflake_layout.time_bits,
+										 snowflake_layout.datacenter_bits,
+										 snowflake_layout.worker_bits,
+										 snowflake_layout.sequence_bits),
+								_("Give this server the epoch and layout of the server whose WAL it replays."));
+		return;
+	}
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
+		return;
+
+	if (!StandbyMode && !ArchiveRecoveryRequested && !InArchiveRecovery)
 	{
 		if (xlrec.mark_ms > state->file_mark)
 		{
@@ -3130,6 +3723,27 @@ snowflake_redo(XLogReaderState *record)
 	snowflake_raise_floor(state, xlrec.mark_ms);
 }
 
+/*
+ * Read a mark record.  One written by snowflake 1.0 holds only the mark, of
+ * Twitter's layout, in the epoch of the time.
+ */
+static void
+snowflake_read_mark_record(XLogReaderState *record, xl_snowflake_mark *xlrec)
+{
+	if (XLogRecGetDataLen(record) < sizeof(*xlrec))
+	{
+		memcpy(&xlrec->mark_ms, XLogRecGetData(record),
+			   SIZEOF_XL_SNOWFLAKE_MARK_V1);
+		xlrec->epoch_unix_ms = snowflake_epoch_unix_ms;
+		xlrec->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+		xlrec->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+		xlrec->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+		xlrec->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+		return;
+	}
+	memcpy(xlrec, XLogRecGetData(record), sizeof(*xlrec));
+}
+
 static void
 snowflake_desc(StringInfo buf, XLogReaderState *record)
 {
@@ -3139,8 +3753,12 @@ snowflake_desc(StringInfo buf, XLogReaderState *record)
 	{
 		xl_snowflake_mark xlrec;
 
-		memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
-		appendStringInfo(buf, "mark %lld ms", (long long) xlrec.mark_ms);
+		snowflake_read_mark_record(record, &xlrec);
+		appendStringInfo(buf, "mark %lld ms, epoch %lld ms, layout %d/%d/%d/%d",
+						 (long long) xlrec.mark_ms,
+						 (long long) xlrec.epoch_unix_ms, xlrec.time_bits,
+						 xlrec.datacenter_bits, xlrec.worker_bits,
+						 xlrec.sequence_bits);
 	}
 }
 

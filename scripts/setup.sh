@@ -17,9 +17,10 @@ pg_config=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 
 # The server and its headers; the Perl modules, libfaketime and strace for
 # the TAP tests; debhelper and postgresql-server-dev-all to build the Debian
-# package; clang for the build with clang.
+# package; clang for the build with clang; gnuplot for bench/run.sh's chart.
+# (t/006_layouts.pl reads IDs with node where the machine has it.)
 packages="postgresql-15 postgresql-server-dev-15 libipc-run-perl faketime libfaketime
-	strace make gcc clang debhelper postgresql-server-dev-all"
+	strace make gcc clang debhelper postgresql-server-dev-all gnuplot-nox"
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -46,6 +46,26 @@ SELECT snowflake_parse(NULL) IS NULL AS null_in_null_out;
 SELECT snowflake_parse(NULL, now()) IS NULL AS null_in_null_out;
 SELECT snowflake_parse(1, NULL) IS NULL AS null_in_null_out;
 
+-- any layout decodes with explicit widths: Twitter's, given explicitly,
+-- decodes as the two-argument form does
+SELECT * FROM snowflake_parse(175928847299117063, '2015-01-01+00', 41, 5, 5, 12);
+-- a 53-bit JavaScript-safe layout (41/0/6/6): the largest ID it can make
+SELECT * FROM snowflake_parse((1::bigint << 53) - 1, '2010-11-04 01:42:54.657+00', 41, 0, 6, 6);
+-- no datacenter part and a 10-bit worker
+SELECT * FROM snowflake_parse((123::bigint << 22) | (700 << 12) | 9, '2010-11-04 01:42:54.657+00', 41, 0, 10, 12);
+-- Sonyflake: 39 bits of 10 ms units, then an 8-bit sequence, then a 16-bit
+-- machine id; its sequence sits where the datacenter does here
+SELECT ts, datacenter_id AS sonyflake_sequence, worker_id AS machine_id
+FROM snowflake_parse((100::bigint << 24) | (3 << 16) | 4660, '2014-09-01 00:00:00+00', 39, 8, 16, 0, 10);
+-- an ID with bits above its layout, and layouts that are not valid
+SELECT * FROM snowflake_parse(1::bigint << 53, '2010-11-04 01:42:54.657+00', 41, 0, 6, 6);
+SELECT * FROM snowflake_parse(1, '2010-11-04 01:42:54.657+00', 41, 5, 5, 13);
+SELECT * FROM snowflake_parse(1, '2010-11-04 01:42:54.657+00', 0, 5, 5, 12);
+SELECT * FROM snowflake_parse(1, '2010-11-04 01:42:54.657+00', 41, 31, 0, 12);
+SELECT * FROM snowflake_parse(1, '2010-11-04 01:42:54.657+00', 41, 5, 5, 12, 0);
+SELECT snowflake_parse(NULL, now(), 41, 5, 5, 12) IS NULL AS null_in_null_out;
+SELECT snowflake_parse(1, now(), 41, 5, 5, NULL) IS NULL AS null_in_null_out;
+
 -- the volatility, strictness and parallel labels are part of the interface
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparallel
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass

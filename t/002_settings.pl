@@ -60,7 +60,7 @@ refuses_to_start(
 	'worker_id not a number');
 refuses_to_start(
 	'snowflake.wokrer_id = 5',
-	qr/FATAL:  unrecognized configuration parameter "snowflake.wokrer_id"\n.*DETAIL:  "snowflake" is a reserved prefix\.\n.*HINT:  The snowflake settings are snowflake.datacenter_id, snowflake.worker_id,/,
+	qr/FATAL:  unrecognized configuration parameter "snowflake.wokrer_id"\n.*DETAIL:  "snowflake" is a reserved prefix\.\n.*HINT:  SELECT name FROM pg_settings WHERE name LIKE 'snowflake\.%' lists the snowflake settings\./,
 	'a misspelt setting');
 refuses_to_start(
 	"snowflake.epoch = 'yesterday-ish'",

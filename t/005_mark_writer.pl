@@ -132,17 +132,24 @@ cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_next_id()'),
 	'>', $max_before, 'once the mark can be written, IDs go on');
 
 # An epoch moved 10 s later makes the clock read fewer milliseconds than
-# the IDs already issued.  The mark counts the IDs' own milliseconds, so IDs
-# resume at it, above every ID issued before (max_lead lets them go on at
-# once), and the log says the epoch changed.
+# the IDs already issued.  A restart with it refuses to generate until the
+# change is accepted; then IDs resume above every ID issued before (max_lead
+# lets them go on at once).
 $max_before = $node->safe_psql('postgres', 'SELECT snowflake_next_id()');
 $node->append_conf('postgresql.conf',
 	"snowflake.epoch = '2010-11-04 01:43:04.657+00'\nsnowflake.max_lead = 60000");
+restart_node($node);
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT snowflake_next_id()");
+like($stderr,
+	qr/ERROR:  55000: snowflake epoch or layout changed since the high-water mark was written/,
+	'a changed epoch is refused at start');
+$node->append_conf('postgresql.conf', "snowflake.accept_layout_change = on");
 my $log_offset = -s $node->logfile;
 restart_node($node);
 like(slurp_file($node->logfile, $log_offset),
-	qr/LOG:  snowflake.epoch has changed since the high-water mark was written/,
-	'a changed epoch is logged at start');
+	qr/LOG:  snowflake accepted a change of epoch or layout/,
+	'accepting the changed epoch is logged at start');
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_next_id()'),
 	'>', $max_before, 'under a later epoch IDs resume above the old ones');
 

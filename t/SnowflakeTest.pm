@@ -512,7 +512,8 @@ sub id_unix_ms
 =item read_mark_file(path)
 
 The fields of a mark file: size, magic, version, epoch_unix_ms, mark_ms,
-written_at_ms (version 2 on), crc and crc_ok.
+written_at_ms and the four widths of the layout (version 2 on), crc and
+crc_ok.
 
 =cut
 
@@ -530,9 +531,10 @@ sub read_mark_file
 	}
 	elsif (length($bytes) >= 40)
 	{
-		@mark{qw(epoch_unix_ms mark_ms written_at_ms crc)} =
-		  unpack('x8 q q q L', $bytes);
-		$mark{crc_ok} = crc32c(substr($bytes, 0, 32)) == $mark{crc};
+		@mark{
+			qw(epoch_unix_ms mark_ms written_at_ms time_bits datacenter_bits worker_bits sequence_bits crc)
+		} = unpack('x8 q q q C C C C L', $bytes);
+		$mark{crc_ok} = crc32c(substr($bytes, 0, 36)) == $mark{crc};
 	}
 	return \%mark;
 }
@@ -542,8 +544,9 @@ sub read_mark_file
 =item mark_file_bytes(%fields)
 
 The bytes of a mark file as the server writes it: magic, version,
-epoch_unix_ms, mark_ms, written_at_ms (all defaulting to a valid mark written
-now) and a CRC-32C of what precedes it, unless crc is given.  With version 1,
+epoch_unix_ms, mark_ms, written_at_ms, layout (a list of the four widths,
+time first; all defaulting to a valid mark of Twitter's layout written now)
+and a CRC-32C of what precedes it, unless crc is given.  With version 1,
 the 32 bytes of snowflake 1.0's file, which has no written_at_ms.
 
 =item write_mark_file(path, bytes)
@@ -559,10 +562,11 @@ sub mark_file_bytes
 		$version,
 		$f{epoch_unix_ms} // SNOWFLAKE_EPOCH_UNIX_MS,
 		$f{mark_ms}       // 0);
-	$head .= pack('q',
-		$f{written_at_ms} // int(time() * 1000) - SNOWFLAKE_EPOCH_UNIX_MS)
-	  unless $version == 1;
-	return $head . pack('L x4', $f{crc} // crc32c($head));
+	return $head . pack('L x4', $f{crc} // crc32c($head)) if $version == 1;
+	$head .= pack('q C C C C',
+		$f{written_at_ms} // int(time() * 1000) - SNOWFLAKE_EPOCH_UNIX_MS,
+		@{ $f{layout} // [ 41, 5, 5, 12 ] });
+	return $head . pack('L', $f{crc} // crc32c($head));
 }
 
 sub write_mark_file
