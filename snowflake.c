@@ -29,8 +29,10 @@
  * wait on a backend that has been descheduled, and two backends can never
  * own the same tick.  Since every issued tick was installed into the word,
  * the word is always the largest tick ever issued, so every ID is greater
- * than all IDs issued before it, by any backend.  Like nextval(), generating
- * is refused in a read-only transaction and during recovery.
+ * than all IDs issued before it, by any backend.  A block of n IDs
+ * (snowflake_next_ids) is claimed the same way, with one compare-and-swap
+ * that installs the block's last tick.  Like nextval(), generating is
+ * refused in a read-only transaction and during recovery.
  *
  * The generator may run ahead of the wall clock by at most snowflake.max_lead
  * milliseconds (0 by default); beyond that it waits, for the next
@@ -76,17 +78,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access/stratnum.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "access/xlogrecovery.h"
 #include "catalog/pg_control.h"
+#include "catalog/pg_opfamily_d.h"
+#include "catalog/pg_type_d.h"
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
 #include "port/atomics.h"
 #include "port/pg_crc32c.h"
 #include "portability/instr_time.h"
@@ -99,6 +109,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
@@ -106,6 +117,7 @@
 #include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -368,6 +380,19 @@ static const SnowflakeSetting snowflake_settings[] = {
 /*---- shared state ----*/
 
 /*
+ * The count of IDs a backend issued, in a slot that only the backend with
+ * that PGPROC number writes, each on its own cache line: counting costs a
+ * plain load and store on a line no other process writes, rather than an
+ * atomic increment of a line that every generating backend fights over.
+ * A backend that takes over a slot goes on counting from its value.
+ */
+typedef union SnowflakeIdCounter
+{
+	pg_atomic_uint64 count;
+	char		pad[PG_CACHE_LINE_SIZE];
+} SnowflakeIdCounter;
+
+/*
  * Everything all backends share.  last_tick and durable_mark are read and
  * advanced with atomics only; mark_lock is held only by the one process (the
  * mark writer, or a backend) that writes a new mark, and never while waiting
@@ -403,15 +428,19 @@ typedef struct SnowflakeSharedState
 	int64		monotonic_ref_ms;	/* ... and the monotonic clock then;
 									 * both under mark_lock */
 	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
+	pg_atomic_uint64 max_write_duration_us; /* ... and the slowest */
 	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 
-	/* counters for a status view */
+	/* counters, shown by snowflake_status() */
 	pg_atomic_uint64 sequence_waits;	/* calls that waited for the next ms */
 	pg_atomic_uint64 clock_behind_waits;	/* calls that waited for the clock */
 	pg_atomic_uint64 clock_errors;	/* calls refused: clock behind, resuming
 									 * above the mark, or clock jumped */
+	pg_atomic_uint64 max_step_back_ms;	/* the furthest the clock was found
+										 * behind the newest ID */
 	pg_atomic_uint64 leads_taken;	/* IDs issued ahead of the clock */
-	pg_atomic_uint64 mark_writes;	/* marks made durable */
+	pg_atomic_uint64 writer_marks;	/* marks made durable by the writer */
+	pg_atomic_uint64 backend_marks; /* ... and by backends */
 	pg_atomic_uint32 refusal_logged;	/* current refusal episode logged */
 	pg_atomic_uint64 episode_first_error;	/* clock_errors when the current
 											 * episode began */
@@ -422,6 +451,9 @@ typedef struct SnowflakeSharedState
 	bool		layout_changed; /* ... the epoch or layout changed */
 	char		layout_hint[256];	/* what to do about that */
 	char		mark_invalid_reason[512];
+
+	/* IDs issued, one slot per backend (see snowflake_count_ids) */
+	SnowflakeIdCounter ids_issued[FLEXIBLE_ARRAY_MEMBER];
 } SnowflakeSharedState;
 
 /*---- local variables ----*/
@@ -525,6 +557,8 @@ static bool snowflake_standbys_have(XLogRecPtr lsn);
 static void snowflake_publish_mark(int64 mark_ms);
 static void snowflake_emit_log(ErrorData *edata);
 static int64 snowflake_generate(void);
+static TimestampTz snowflake_id_time(const SnowflakeLayout *layout, int64 id,
+									 TimestampTz epoch, int64 unit_ms);
 static void snowflake_mark_writer_detach(int code, Datum arg);
 static void snowflake_redo(XLogReaderState *record);
 static void snowflake_read_mark_record(XLogReaderState *record,
@@ -1446,6 +1480,25 @@ snowflake_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 /*---- shared memory ----*/
 
+/* The shared state with one ID counter for each backend. */
+static Size
+snowflake_shmem_size(void)
+{
+	return add_size(offsetof(SnowflakeSharedState, ids_issued),
+					mul_size(MaxBackends, sizeof(SnowflakeIdCounter)));
+}
+
+/* Raise a shared maximum to value, never lowering it. */
+static void
+snowflake_raise_counter(pg_atomic_uint64 *counter, uint64 value)
+{
+	uint64		old_value = pg_atomic_read_u64(counter);
+
+	while (old_value < value &&
+		   !pg_atomic_compare_exchange_u64(counter, &old_value, value))
+		;
+}
+
 /* Reserve the shared state and the lock that serialises mark writers. */
 static void
 snowflake_shmem_request(void)
@@ -1453,7 +1506,7 @@ snowflake_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
-	RequestAddinShmemSpace(MAXALIGN(sizeof(SnowflakeSharedState)));
+	RequestAddinShmemSpace(snowflake_shmem_size());
 	RequestNamedLWLockTranche("snowflake", 1);
 }
 
@@ -1470,15 +1523,14 @@ snowflake_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	snowflake_state = ShmemInitStruct("snowflake",
-									  sizeof(SnowflakeSharedState),
+	snowflake_state = ShmemInitStruct("snowflake", snowflake_shmem_size(),
 									  &found);
 	if (!found)
 	{
 		SnowflakeSharedState *state = snowflake_state;
 		int			us_into_ms;
 
-		memset(state, 0, sizeof(*state));
+		memset(state, 0, snowflake_shmem_size());
 		pg_atomic_init_u64(&state->last_tick, 0);
 		pg_atomic_init_u64(&state->floor_tick, 0);
 		pg_atomic_init_u64(&state->floor_clock_ms, (uint64) PG_INT64_MAX);
@@ -1486,9 +1538,14 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->sequence_waits, 0);
 		pg_atomic_init_u64(&state->clock_behind_waits, 0);
 		pg_atomic_init_u64(&state->clock_errors, 0);
+		pg_atomic_init_u64(&state->max_step_back_ms, 0);
 		pg_atomic_init_u64(&state->leads_taken, 0);
-		pg_atomic_init_u64(&state->mark_writes, 0);
+		pg_atomic_init_u64(&state->writer_marks, 0);
+		pg_atomic_init_u64(&state->backend_marks, 0);
 		pg_atomic_init_u64(&state->write_duration_us, 0);
+		pg_atomic_init_u64(&state->max_write_duration_us, 0);
+		for (int i = 0; i < MaxBackends; i++)
+			pg_atomic_init_u64(&state->ids_issued[i].count, 0);
 		pg_atomic_init_u32(&state->refusal_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);
 		pg_atomic_init_u32(&state->redo_write_failed, 0);
@@ -2153,6 +2210,8 @@ snowflake_finish_mark(int64 target, instr_time started)
 	INSTR_TIME_SUBTRACT(duration, started);
 	pg_atomic_write_u64(&snowflake_state->write_duration_us,
 						INSTR_TIME_GET_MICROSEC(duration));
+	snowflake_raise_counter(&snowflake_state->max_write_duration_us,
+							INSTR_TIME_GET_MICROSEC(duration));
 }
 
 /* Refuse generation: the mark file cannot be trusted. */
@@ -2350,7 +2409,9 @@ snowflake_publish_mark(int64 mark_ms)
 		if (pg_atomic_compare_exchange_u64(&snowflake_state->durable_mark,
 										   &old_mark, (uint64) mark_ms))
 		{
-			pg_atomic_fetch_add_u64(&snowflake_state->mark_writes, 1);
+			pg_atomic_fetch_add_u64(snowflake_am_mark_writer ?
+									&snowflake_state->writer_marks :
+									&snowflake_state->backend_marks, 1);
 			break;
 		}
 	}
@@ -2521,6 +2582,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	instr_time	waited;
 	int64		waited_ms;
 	int64		sleep_ms;
+	bool		resuming;
 
 	if (last_ms <= now_ms + snowflake_max_lead)
 	{
@@ -2532,6 +2594,13 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 		return;
 	}
 
+	/* after a restart the clock has to reach the mark: no step back */
+	resuming = last == pg_atomic_read_u64(&state->floor_tick) &&
+		now_ms >= (int64) pg_atomic_read_u64(&state->floor_clock_ms);
+	if (!resuming)
+		snowflake_raise_counter(&state->max_step_back_ms,
+								(uint64) (last_ms - now_ms));
+
 	if (INSTR_TIME_IS_ZERO(*wait_start))
 		INSTR_TIME_SET_CURRENT(*wait_start);
 	INSTR_TIME_SET_CURRENT(waited);
@@ -2539,8 +2608,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	waited_ms = INSTR_TIME_GET_MILLISEC(waited);
 	if (waited_ms >= snowflake_max_clock_wait)
 	{
-		if (last == pg_atomic_read_u64(&state->floor_tick) &&
-			now_ms >= (int64) pg_atomic_read_u64(&state->floor_clock_ms))
+		if (resuming)
 			snowflake_report_resuming(last_ms + 1 - now_ms);
 		snowflake_report_clock_behind(last_ms - now_ms);
 	}
@@ -2577,49 +2645,97 @@ snowflake_refresh_mark_early(int64 next_ms)
 }
 
 /*
- * Issue the next ID's tick: the heart of the generator (see the file header).
- *
- * Returns with the tick installed in shared memory, strictly above every
- * tick issued before, within max_lead of the clock and below the durable
- * mark.
+ * The clock in milliseconds since the epoch, which IDs cannot carry before
+ * it, and the microseconds already gone in that millisecond.
  */
 static int64
-snowflake_generate(void)
+snowflake_clock_for_ids(int *us_into_ms)
+{
+	int64		now_ms = snowflake_clock_ms(us_into_ms);
+
+	if (now_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not generate a snowflake ID: the clock is before the epoch"),
+				 errdetail("The clock reads %lld ms before snowflake.epoch.",
+						   (long long) -now_ms),
+				 errhint("Check the system clock.")));
+	return now_ms;
+}
+
+/* Refuse ticks whose millisecond the layout's time bits cannot hold. */
+static void
+snowflake_check_time_left(const SnowflakeLayout *layout, int64 tick_ms)
+{
+	if (tick_ms > layout->max_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+				 errmsg("snowflake IDs are exhausted: the %d bits of time since the epoch are used up",
+						layout->time_bits),
+				 errdetail("The largest time a snowflake ID can carry is %lld ms after snowflake.epoch.",
+						   (long long) layout->max_ms),
+				 errhint("Choose a later snowflake.epoch for a new ID space.")));
+}
+
+/*
+ * Count the ticks first to last, just issued, in this backend's slot of
+ * ids_issued (a plain store: no other process writes it), and those ahead
+ * of the clock in leads_taken.
+ */
+static void
+snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
+					uint64 last, int64 now_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	uint64		first_ahead = (uint64) (now_ms + 1) << layout->sequence_bits;
+
+	if (MyProc != NULL && MyProc->pgprocno < MaxBackends)
+	{
+		pg_atomic_uint64 *slot = &state->ids_issued[MyProc->pgprocno].count;
+
+		pg_atomic_write_u64(slot, pg_atomic_read_u64(slot) + (last - first + 1));
+	}
+	if (last >= first_ahead)
+		pg_atomic_fetch_add_u64(&state->leads_taken,
+								last - Max(first, first_ahead) + 1);
+}
+
+/*
+ * Claim n consecutive ticks with one compare-and-swap and return the first:
+ * the heart of the generator (see the file header).
+ *
+ * Returns with the block's last tick installed in shared memory, so that
+ * every tick of the block is strictly above every tick issued before, and
+ * the whole block lies within max_lead of the clock and below the durable
+ * mark.  A block that does not fit yet waits as a single tick does: for the
+ * next millisecond, or for a clock that is behind, within max_clock_wait.
+ * The caller makes sure that n ticks can fit within max_lead at all.
+ */
+static int64
+snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	uint64		last;
-	uint64		next;
+	uint64		first;
+	uint64		end;
 	int64		now_ms;
-	int64		next_ms;
+	int64		end_ms;
 	int			us_into_ms;
 	bool		counted_wait = false;
 	instr_time	wait_start;
 
+	Assert(n >= 1);
 	INSTR_TIME_SET_ZERO(wait_start);
 	last = pg_atomic_read_u64(&state->last_tick);
 	for (;;)
 	{
-		now_ms = snowflake_clock_ms(&us_into_ms);
-		if (now_ms < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_SYSTEM_ERROR),
-					 errmsg("could not generate a snowflake ID: the clock is before the epoch"),
-					 errdetail("The clock reads %lld ms before snowflake.epoch.",
-							   (long long) -now_ms),
-					 errhint("Check the system clock.")));
+		now_ms = snowflake_clock_for_ids(&us_into_ms);
+		first = Max(last + 1, (uint64) now_ms << layout->sequence_bits);
+		end = first + (uint64) (n - 1);
+		end_ms = (int64) (end >> layout->sequence_bits);
+		snowflake_check_time_left(layout, end_ms);
 
-		next = Max(last + 1, (uint64) now_ms << snowflake_layout.sequence_bits);
-		next_ms = (int64) (next >> snowflake_layout.sequence_bits);
-		if (next_ms > snowflake_layout.max_ms)
-			ereport(ERROR,
-					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("snowflake IDs are exhausted: the %d bits of time since the epoch are used up",
-							snowflake_layout.time_bits),
-					 errdetail("The largest time a snowflake ID can carry is %lld ms after snowflake.epoch.",
-							   (long long) snowflake_layout.max_ms),
-					 errhint("Choose a later snowflake.epoch for a new ID space.")));
-
-		if (next_ms > now_ms + snowflake_max_lead)
+		if (end_ms > now_ms + snowflake_max_lead)
 		{
 			snowflake_wait_for_clock(last, now_ms, us_into_ms, &wait_start,
 									 &counted_wait);
@@ -2628,7 +2744,7 @@ snowflake_generate(void)
 			continue;
 		}
 
-		if ((uint64) next_ms >= pg_atomic_read_u64(&state->durable_mark))
+		if ((uint64) end_ms >= pg_atomic_read_u64(&state->durable_mark))
 		{
 			Latch	   *writer_latch = state->mark_writer_latch;
 
@@ -2637,27 +2753,33 @@ snowflake_generate(void)
 			 * it here, and wake the mark writer, so that from now on it keeps
 			 * the mark ahead of the clock.
 			 */
-			snowflake_advance_mark(next_ms, 0);
+			snowflake_advance_mark(end_ms, 0);
 			if (writer_latch != NULL)
 				SetLatch(writer_latch);
 			last = pg_atomic_read_u64(&state->last_tick);
 			continue;
 		}
 
-		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, next))
+		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, end))
 			break;
 	}
 
 	/* the header's invariants: the tick only grows, the mark only grows */
-	Assert(next > last);
-	Assert(next_ms <= now_ms + snowflake_max_lead);
-	Assert((uint64) next_ms < pg_atomic_read_u64(&state->durable_mark));
+	Assert(first > last);
+	Assert(end_ms <= now_ms + snowflake_max_lead);
+	Assert((uint64) end_ms < pg_atomic_read_u64(&state->durable_mark));
 
-	if (next_ms > now_ms)
-		pg_atomic_fetch_add_u64(&state->leads_taken, 1);
+	snowflake_count_ids(layout, first, end, now_ms);
 	snowflake_end_refusal_episode();
-	snowflake_refresh_mark_early(next_ms);
-	return (int64) next;
+	snowflake_refresh_mark_early(end_ms);
+	return (int64) first;
+}
+
+/* Issue the next ID's tick. */
+static int64
+snowflake_generate(void)
+{
+	return snowflake_claim_ticks(&snowflake_layout, 1);
 }
 
 /*---- the mark writer ----*/
@@ -2819,37 +2941,9 @@ snowflake_decode(FunctionCallInfo fcinfo, const SnowflakeLayout *layout,
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
-	int			used_bits = layout->time_shift + layout->time_bits;
-	int64		ms;
 	TimestampTz ts;
 
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake ID: %lld", (long long) id),
-				 errdetail("Snowflake IDs are never negative: bit 63 is always 0.")));
-	if (used_bits < 63 && (id >> used_bits) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake ID: %lld", (long long) id),
-				 errdetail("The layout uses the low %d bits of an ID, and this one has higher bits set.",
-						   used_bits)));
-	if (TIMESTAMP_NOT_FINITE(epoch))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowflake epoch must be finite")));
-
-	ms = snowflake_id_ms(layout, id);
-	if (pg_mul_s64_overflow(ms, unit_ms * 1000, &ts) ||
-		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range"),
-				 unit_ms == 1 ?
-				 errdetail("Snowflake ID %lld lies %lld ms after the epoch, past the largest timestamp.",
-						   (long long) id, (long long) ms) :
-				 errdetail("Snowflake ID %lld lies %lld units of %lld ms after the epoch, past the largest timestamp.",
-						   (long long) id, (long long) ms, (long long) unit_ms)));
+	ts = snowflake_id_time(layout, id, epoch, unit_ms);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -2958,6 +3052,583 @@ snowflake_parse_with_layout(PG_FUNCTION_ARGS)
 	snowflake_layout_init(&layout, widths[0], widths[1], widths[2], widths[3]);
 	return snowflake_decode(fcinfo, &layout, PG_GETARG_INT64(0),
 							PG_GETARG_TIMESTAMPTZ(1), unit_ms);
+}
+
+/*---- SQL toolbox ----*/
+
+/*
+ * Functions that work with IDs in SQL (extension version 1.1): blocks of
+ * IDs, an ID's time, the IDs of a time, composing and printing IDs, and the
+ * generator's status.  Every one composes and takes IDs apart through a
+ * layout; the decoders take the epoch as an argument, or the configured one
+ * when it is left out, so one C function serves both SQL forms.
+ */
+
+/* The most IDs one call of snowflake_next_ids() hands out */
+#define SNOWFLAKE_MAX_BLOCK		1000000
+
+PG_FUNCTION_INFO_V1(snowflake_next_ids);
+PG_FUNCTION_INFO_V1(snowflake_timestamp);
+PG_FUNCTION_INFO_V1(snowflake_min_id);
+PG_FUNCTION_INFO_V1(snowflake_max_id);
+PG_FUNCTION_INFO_V1(snowflake_between);
+PG_FUNCTION_INFO_V1(snowflake_between_support);
+PG_FUNCTION_INFO_V1(snowflake_compose);
+PG_FUNCTION_INFO_V1(snowflake_format);
+PG_FUNCTION_INFO_V1(snowflake_json);
+PG_FUNCTION_INFO_V1(snowflake_serial);
+PG_FUNCTION_INFO_V1(snowflake_status);
+
+/*
+ * The layout and epoch of a call that may have an epoch argument at argno.
+ * Without one, the configured layout and epoch.  With one, Twitter's layout,
+ * as snowflake_parse(id, epoch) uses, so that the forms with an epoch
+ * depend on their arguments alone and can be IMMUTABLE; twitter is where
+ * it is kept.
+ */
+static const SnowflakeLayout *
+snowflake_call_layout(FunctionCallInfo fcinfo, int argno,
+					  SnowflakeLayout *twitter, TimestampTz *epoch)
+{
+	if (PG_NARGS() <= argno)
+	{
+		*epoch = snowflake_configured_epoch();
+		return snowflake_configured_layout();
+	}
+	*epoch = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(*epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake epoch must be finite")));
+	snowflake_layout_init(twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
+						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						  SNOWFLAKE_DEFAULT_WORKER_BITS,
+						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	return twitter;
+}
+
+/* The ID of this server's tick */
+static int64
+snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick)
+{
+	return snowflake_compose_id(layout,
+								(int64) (tick >> layout->sequence_bits),
+								snowflake_datacenter_id, snowflake_worker_id,
+								(int64) (tick & layout->max_sequence));
+}
+
+/*
+ * The time id carries under layout, counting in units of unit_ms from epoch,
+ * as a PostgreSQL timestamp.  Errors out for a negative id, an id with bits
+ * above the layout's, an infinite epoch, and a time past PostgreSQL's range.
+ */
+static TimestampTz
+snowflake_id_time(const SnowflakeLayout *layout, int64 id, TimestampTz epoch,
+				  int64 unit_ms)
+{
+	int			used_bits = layout->time_shift + layout->time_bits;
+	int64		ms;
+	TimestampTz ts;
+
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: %lld", (long long) id),
+				 errdetail("Snowflake IDs are never negative: bit 63 is always 0.")));
+	if (used_bits < 63 && (id >> used_bits) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: %lld", (long long) id),
+				 errdetail("The layout uses the low %d bits of an ID, and this one has higher bits set.",
+						   used_bits)));
+	if (TIMESTAMP_NOT_FINITE(epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake epoch must be finite")));
+
+	ms = snowflake_id_ms(layout, id);
+	if (pg_mul_s64_overflow(ms, unit_ms * 1000, &ts) ||
+		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 unit_ms == 1 ?
+				 errdetail("Snowflake ID %lld lies %lld ms after the epoch, past the largest timestamp.",
+						   (long long) id, (long long) ms) :
+				 errdetail("Snowflake ID %lld lies %lld units of %lld ms after the epoch, past the largest timestamp.",
+						   (long long) id, (long long) ms, (long long) unit_ms)));
+	return ts;
+}
+
+/*
+ * The millisecond since epoch that ts lies in, fractions of a millisecond
+ * dropped.  Errors out unless an ID of the layout can carry it.
+ */
+static int64
+snowflake_time_ms(const SnowflakeLayout *layout, TimestampTz ts,
+				  TimestampTz epoch)
+{
+	int64		since_epoch_us;
+
+	if (TIMESTAMP_NOT_FINITE(ts) ||
+		pg_sub_s64_overflow(ts, epoch, &since_epoch_us) ||
+		since_epoch_us < 0 || since_epoch_us / 1000 > layout->max_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for a snowflake ID"),
+				 errdetail("A snowflake ID carries a time from its epoch to %lld ms after it, the most its %d bits of time hold.",
+						   (long long) layout->max_ms, layout->time_bits)));
+	return since_epoch_us / 1000;
+}
+
+/* Refuse a part of an ID that its field cannot hold. */
+static void
+snowflake_check_part(const char *name, int64 value, int64 max_value)
+{
+	if (value < 0 || value > max_value)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("snowflake %s %lld is out of range", name,
+						(long long) value),
+				 errdetail("A snowflake %s is an integer from 0 to %lld.",
+						   name, (long long) max_value)));
+}
+
+/*
+ * Append the UTC time ts to buf, as 2017-09-15T09:35:04.848Z, or with
+ * compact as 20170915093504848, to the millisecond: the same text whatever
+ * TimeZone and DateStyle are.  Years 1 to 9999 only, so that the text has a
+ * fixed width.
+ */
+static void
+snowflake_append_utc(StringInfo buf, TimestampTz ts, bool compact)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0 ||
+		tm.tm_year < 1 || tm.tm_year > 9999)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("Snowflake IDs are printed for the years 1 to 9999 only.")));
+	appendStringInfo(buf,
+					 compact ? "%04d%02d%02d%02d%02d%02d%03d" :
+					 "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+					 tm.tm_year, tm.tm_mon, tm.tm_mday,
+					 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
+}
+
+/* How many decimal digits value has */
+static int
+snowflake_digits(int64 value)
+{
+	int			digits = 1;
+
+	while (value >= 10)
+	{
+		value /= 10;
+		digits++;
+	}
+	return digits;
+}
+
+/*
+ * snowflake_next_ids(n integer) returns setof bigint: n new IDs in
+ * increasing order, claimed with one compare-and-swap when the first row is
+ * asked for.  The session's last ID is then the block's last.
+ */
+Datum
+snowflake_next_ids(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = &snowflake_layout;
+	FuncCallContext *funcctx;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		n = PG_GETARG_INT32(0);
+		int64		most_in_lead;
+		uint64	   *block;
+
+		if (n < 1 || n > SNOWFLAKE_MAX_BLOCK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake_next_ids() cannot issue %d IDs", n),
+					 errdetail("A block holds from 1 to %d IDs.",
+							   SNOWFLAKE_MAX_BLOCK)));
+		snowflake_check_can_generate();
+
+		/* a block starting at the clock must end within max_lead of it */
+		most_in_lead = ((int64) snowflake_max_lead + 1) << layout->sequence_bits;
+		if (n > most_in_lead)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake_next_ids() cannot issue %d IDs within snowflake.max_lead", n),
+					 errdetail("snowflake.max_lead is %d ms, and a millisecond holds %lld IDs, so a block holds at most %lld IDs.",
+							   snowflake_max_lead,
+							   (long long) (layout->max_sequence + 1),
+							   (long long) most_in_lead),
+					 errhint("Ask for fewer IDs at a time, or raise snowflake.max_lead.")));
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		block = MemoryContextAlloc(funcctx->multi_call_memory_ctx,
+								   sizeof(uint64));
+		*block = (uint64) snowflake_claim_ticks(layout, n);
+		funcctx->user_fctx = block;
+		funcctx->max_calls = n;
+
+		snowflake_session_last_id = snowflake_tick_id(layout,
+													  *block + (uint64) (n - 1));
+		snowflake_session_has_last_id = true;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	if (funcctx->call_cntr < funcctx->max_calls)
+	{
+		/* SRF_RETURN_NEXT counts the call before it evaluates its result */
+		uint64		tick = *(uint64 *) funcctx->user_fctx + funcctx->call_cntr;
+
+		SRF_RETURN_NEXT(funcctx, Int64GetDatum(snowflake_tick_id(layout, tick)));
+	}
+	SRF_RETURN_DONE(funcctx);
+}
+
+/* snowflake_timestamp(id bigint[, epoch timestamptz]) returns timestamptz */
+Datum
+snowflake_timestamp(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
+
+	PG_RETURN_TIMESTAMPTZ(snowflake_id_time(layout, PG_GETARG_INT64(0),
+											epoch, 1));
+}
+
+/*
+ * The layout of a call (ts timestamptz[, epoch timestamptz]), and the
+ * millisecond of ts under it.
+ */
+static const SnowflakeLayout *
+snowflake_ts_arg_ms(FunctionCallInfo fcinfo, SnowflakeLayout *twitter,
+					int64 *ms)
+{
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, twitter,
+														  &epoch);
+
+	*ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0), epoch);
+	return layout;
+}
+
+/* The smallest ID of millisecond ms, on any node */
+static int64
+snowflake_ms_first_id(const SnowflakeLayout *layout, int64 ms)
+{
+	return snowflake_compose_id(layout, ms, 0, 0, 0);
+}
+
+/* The largest ID of millisecond ms, on any node */
+static int64
+snowflake_ms_last_id(const SnowflakeLayout *layout, int64 ms)
+{
+	return snowflake_compose_id(layout, ms, layout->max_datacenter_id,
+								layout->max_worker_id, layout->max_sequence);
+}
+
+/*
+ * snowflake_min_id(ts timestamptz[, epoch timestamptz]) returns bigint: the
+ * smallest ID of ts's millisecond, on any node.
+ */
+Datum
+snowflake_min_id(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	int64		ms;
+	const SnowflakeLayout *layout = snowflake_ts_arg_ms(fcinfo, &twitter, &ms);
+
+	PG_RETURN_INT64(snowflake_ms_first_id(layout, ms));
+}
+
+/* snowflake_max_id(...): the largest ID of ts's millisecond, on any node */
+Datum
+snowflake_max_id(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	int64		ms;
+	const SnowflakeLayout *layout = snowflake_ts_arg_ms(fcinfo, &twitter, &ms);
+
+	PG_RETURN_INT64(snowflake_ms_last_id(layout, ms));
+}
+
+/*
+ * snowflake_between(id bigint, from timestamptz, to timestamptz) returns
+ * boolean: is id from the millisecond of from through the millisecond of
+ * to?  That is id BETWEEN snowflake_min_id(from) AND snowflake_max_id(to),
+ * which snowflake_between_support puts in its place, so that an index on
+ * id answers it.
+ */
+Datum
+snowflake_between(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = snowflake_configured_layout();
+	TimestampTz epoch = snowflake_configured_epoch();
+	int64		id = PG_GETARG_INT64(0);
+	int64		from_ms;
+	int64		to_ms;
+
+	from_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(1), epoch);
+	to_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(2), epoch);
+	PG_RETURN_BOOL(id >= snowflake_ms_first_id(layout, from_ms) &&
+				   id <= snowflake_ms_last_id(layout, to_ms));
+}
+
+/*
+ * arg op fn(bound), where fn is the function named fn_name that takes one
+ * timestamptz in schema nspname, and op the bigint operator of the btree
+ * strategy.
+ */
+static Expr *
+snowflake_bound_clause(Node *arg, int16 strategy, char *nspname,
+					   char *fn_name, Node *bound)
+{
+	Oid			argtype = TIMESTAMPTZOID;
+	Oid			fn;
+	Oid			opno;
+	Expr	   *call;
+	OpExpr	   *clause;
+
+	fn = LookupFuncName(list_make2(makeString(nspname), makeString(fn_name)),
+						1, &argtype, false);
+	call = (Expr *) makeFuncExpr(fn, INT8OID, list_make1(bound), InvalidOid,
+								 InvalidOid, COERCE_EXPLICIT_CALL);
+	opno = get_opfamily_member(INTEGER_BTREE_FAM_OID, INT8OID, INT8OID,
+							   strategy);
+	clause = (OpExpr *) make_opclause(opno, BOOLOID, false, (Expr *) arg,
+									  call, InvalidOid, InvalidOid);
+	set_opfuncid(clause);
+	return (Expr *) clause;
+}
+
+/*
+ * The planner support function of snowflake_between: replaces a call whose
+ * id argument has no volatile function (which the replacement would
+ * evaluate twice) with id >= snowflake_min_id(from) AND id <=
+ * snowflake_max_id(to), which a btree index on id answers, and whose
+ * selectivity the planner estimates from id's statistics.
+ */
+Datum
+snowflake_between_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestSimplify *req;
+	FuncExpr   *call;
+	Node	   *id;
+	char	   *nspname;
+	Expr	   *from_clause;
+	Expr	   *to_clause;
+
+	if (!IsA(rawreq, SupportRequestSimplify))
+		PG_RETURN_POINTER(NULL);
+	req = (SupportRequestSimplify *) rawreq;
+	call = req->fcall;
+	if (list_length(call->args) != 3)
+		PG_RETURN_POINTER(NULL);
+	id = linitial(call->args);
+	if (contain_volatile_functions(id))
+		PG_RETURN_POINTER(NULL);
+
+	nspname = get_namespace_name(get_func_namespace(call->funcid));
+	from_clause = snowflake_bound_clause(id, BTGreaterEqualStrategyNumber,
+										 nspname, "snowflake_min_id",
+										 lsecond(call->args));
+	to_clause = snowflake_bound_clause(id, BTLessEqualStrategyNumber,
+									   nspname, "snowflake_max_id",
+									   lthird(call->args));
+	PG_RETURN_POINTER(make_andclause(list_make2(from_clause, to_clause)));
+}
+
+/*
+ * snowflake_compose(ts timestamptz, datacenter_id integer, worker_id
+ * integer, sequence integer[, epoch timestamptz]) returns bigint: the ID of
+ * these parts, the inverse of snowflake_parse.  Fractions of a millisecond
+ * in ts are dropped.
+ */
+Datum
+snowflake_compose(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 4, &twitter,
+														  &epoch);
+	int64		ms;
+	int32		datacenter_id = PG_GETARG_INT32(1);
+	int32		worker_id = PG_GETARG_INT32(2);
+	int32		sequence = PG_GETARG_INT32(3);
+
+	ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0), epoch);
+	snowflake_check_part("datacenter_id", datacenter_id,
+						 layout->max_datacenter_id);
+	snowflake_check_part("worker_id", worker_id, layout->max_worker_id);
+	snowflake_check_part("sequence", sequence, layout->max_sequence);
+	PG_RETURN_INT64(snowflake_compose_id(layout, ms, datacenter_id,
+										 worker_id, sequence));
+}
+
+/*
+ * snowflake_format(id bigint[, epoch timestamptz]) returns text:
+ * "2017-09-15T09:35:04.848Z dc=2 worker=5 seq=0".
+ */
+Datum
+snowflake_format(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
+	int64		id = PG_GETARG_INT64(0);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
+						 false);
+	appendStringInfo(&buf, " dc=%d worker=%d seq=%lld",
+					 snowflake_id_datacenter(layout, id),
+					 snowflake_id_worker(layout, id),
+					 (long long) snowflake_id_sequence(layout, id));
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/*
+ * snowflake_json(id bigint[, epoch timestamptz]) returns jsonb: the ID as a
+ * string, which JavaScript reads without losing precision, and its parts,
+ * {"id": "...", "ts": "2017-09-15T09:35:04.848Z", "datacenter_id": 2,
+ * "worker_id": 5, "sequence": 0}.
+ */
+Datum
+snowflake_json(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
+	int64		id = PG_GETARG_INT64(0);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"id\": \"%lld\", \"ts\": \"", (long long) id);
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
+						 false);
+	appendStringInfo(&buf,
+					 "\", \"datacenter_id\": %d, \"worker_id\": %d, \"sequence\": %lld}",
+					 snowflake_id_datacenter(layout, id),
+					 snowflake_id_worker(layout, id),
+					 (long long) snowflake_id_sequence(layout, id));
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/*
+ * snowflake_serial(id bigint, prefix text[, epoch timestamptz]) returns
+ * text: a business serial number, the prefix, the UTC time as
+ * yyyyMMddHHmmssSSS, then datacenter, worker and sequence, each zero-padded
+ * to the width of its largest value.  Every part has a fixed width, so
+ * serials with one prefix are unique and sort as text in the order of their
+ * IDs.
+ */
+Datum
+snowflake_serial(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 2, &twitter,
+														  &epoch);
+	int64		id = PG_GETARG_INT64(0);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
+						 true);
+	appendStringInfo(&buf, "%0*d%0*d%0*lld",
+					 snowflake_digits(layout->max_datacenter_id),
+					 snowflake_id_datacenter(layout, id),
+					 snowflake_digits(layout->max_worker_id),
+					 snowflake_id_worker(layout, id),
+					 snowflake_digits(layout->max_sequence),
+					 (long long) snowflake_id_sequence(layout, id));
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/*
+ * snowflake_status() returns record: the generator's state, every counter
+ * in shared memory and the flags of the refusal episode and of replay, read
+ * without a lock; each value is current, but they are not a snapshot of one
+ * instant.  Behind the snowflake_status view.
+ */
+Datum
+snowflake_status(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeSharedState *state = snowflake_state;
+	TupleDesc	tupdesc;
+	Datum		values[22];
+	bool		nulls[22];
+	TimestampTz epoch;
+	uint64		last_tick;
+	int64		last_ms;
+	int64		mark_ms;
+	int64		now_ms;
+	int			us_into_ms;
+	uint64		ids_issued = 0;
+	int			i = 0;
+
+	if (state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to show its status"),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	epoch = snowflake_configured_epoch();
+	last_tick = pg_atomic_read_u64(&state->last_tick);
+	last_ms = (int64) (last_tick >> layout->sequence_bits);
+	mark_ms = (int64) pg_atomic_read_u64(&state->durable_mark);
+	now_ms = snowflake_clock_ms(&us_into_ms);
+	for (int slot = 0; slot < MaxBackends; slot++)
+		ids_issued += pg_atomic_read_u64(&state->ids_issued[slot].count);
+	memset(nulls, false, sizeof(nulls));
+
+	values[i++] = Int32GetDatum(snowflake_datacenter_id);
+	values[i++] = Int32GetDatum(snowflake_worker_id);
+	values[i++] = TimestampTzGetDatum(epoch);
+	/* the last ID, unless none was issued since the start */
+	nulls[i] = nulls[i + 1] = last_tick == pg_atomic_read_u64(&state->floor_tick);
+	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick));
+	values[i++] = TimestampTzGetDatum(epoch + last_ms * 1000);
+	values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
+	values[i++] = Int64GetDatum((int64) ids_issued);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->leads_taken));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->sequence_waits));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_behind_waits));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_errors));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->max_step_back_ms));
+	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->refusal_logged) != 0);
+	/* no mark before the first ID after initdb */
+	nulls[i] = mark_ms == 0;
+	values[i++] = TimestampTzGetDatum(epoch + mark_ms * 1000);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->writer_marks));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->backend_marks));
+	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->write_duration_us) / 1000.0);
+	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->max_write_duration_us) / 1000.0);
+	values[i++] = BoolGetDatum(state->mark_writer_latch != NULL);
+	values[i++] = BoolGetDatum(state->mark_invalid);
+	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->redo_write_failed) != 0);
+	values[i++] = TimestampTzGetDatum(epoch + (layout->max_ms + 1) * 1000);
+	Assert(i == lengthof(values));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
 /*---- WAL resource manager ----*/
