@@ -426,16 +426,19 @@ snowflake_registry_gate(int max_wait_ms)
 }
 
 /*
- * The claimed worker id (see snowflake.h).  It is set before the status
- * that lets the gate pass, and never changes afterwards, so no lock is
- * needed.
+ * The claimed worker id, or -1 before the first claim (see snowflake.h).  It
+ * is set before the status that lets the gate pass, and never changes
+ * afterwards, so no lock is needed.
  */
 int
 snowflake_registry_worker_id(void)
 {
-	int			worker_id = registry_state->worker_id;
+	int			worker_id;
 
-	Assert(worker_id >= 0 && worker_id <= registry_max_worker_id);
+	if (registry_state == NULL)
+		return -1;
+	worker_id = registry_state->worker_id;
+	Assert(worker_id >= -1 && worker_id <= registry_max_worker_id);
 	return worker_id;
 }
 

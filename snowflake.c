@@ -29,8 +29,10 @@
  * wait on a backend that has been descheduled, and two backends can never
  * own the same tick.  Since every issued tick was installed into the word,
  * the word is always the largest tick ever issued, so every ID is greater
- * than all IDs issued before it, by any backend.  Like nextval(), generating
- * is refused in a read-only transaction and during recovery.
+ * than all IDs issued before it, by any backend.  A block of n IDs
+ * (snowflake_next_ids) is claimed the same way, with one compare-and-swap
+ * that installs the block's last tick.  Like nextval(), generating is
+ * refused in a read-only transaction and during recovery.
  *
  * The generator may run ahead of the wall clock by at most snowflake.max_lead
  * milliseconds (0 by default); beyond that it waits, for the next
@@ -76,17 +78,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access/stratnum.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "access/xlogrecovery.h"
 #include "catalog/pg_control.h"
+#include "catalog/pg_opfamily_d.h"
+#include "catalog/pg_type_d.h"
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
 #include "port/atomics.h"
 #include "port/pg_crc32c.h"
 #include "portability/instr_time.h"
@@ -99,6 +109,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
@@ -106,6 +117,7 @@
 #include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -290,7 +302,15 @@ typedef struct SnowflakeMarkFile
 typedef struct xl_snowflake_mark
 {
 	int64		mark_ms;
+	/* the settings the mark counts in; records of snowflake 1.0 end here */
+	int64		epoch_unix_ms;
+	uint8		time_bits;
+	uint8		datacenter_bits;
+	uint8		worker_bits;
+	uint8		sequence_bits;
 } xl_snowflake_mark;
+
+#define SIZEOF_XL_SNOWFLAKE_MARK_V1 sizeof(int64)
 
 /*
  * Refusals that every generating call gets while a condition lasts.  The
@@ -378,6 +398,19 @@ static const SnowflakeSetting snowflake_settings[] = {
 /*---- shared state ----*/
 
 /*
+ * The count of IDs a backend issued, in a slot that only the backend with
+ * that PGPROC number writes, each on its own cache line: counting costs a
+ * plain load and store on a line no other process writes, rather than an
+ * atomic increment of a line that every generating backend fights over.
+ * A backend that takes over a slot goes on counting from its value.
+ */
+typedef union SnowflakeIdCounter
+{
+	pg_atomic_uint64 count;
+	char		pad[PG_CACHE_LINE_SIZE];
+} SnowflakeIdCounter;
+
+/*
  * Everything all backends share.  last_tick and durable_mark are read and
  * advanced with atomics only; mark_lock is held only by the one process (the
  * mark writer, or a backend) that writes a new mark, and never while waiting
@@ -413,15 +446,19 @@ typedef struct SnowflakeSharedState
 	int64		monotonic_ref_ms;	/* ... and the monotonic clock then;
 									 * both under mark_lock */
 	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
+	pg_atomic_uint64 max_write_duration_us; /* ... and the slowest */
 	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 
-	/* counters for a status view */
+	/* counters, shown by snowflake_status() */
 	pg_atomic_uint64 sequence_waits;	/* calls that waited for the next ms */
 	pg_atomic_uint64 clock_behind_waits;	/* calls that waited for the clock */
 	pg_atomic_uint64 clock_errors;	/* calls refused: clock behind, resuming
 									 * above the mark, or clock jumped */
+	pg_atomic_uint64 max_step_back_ms;	/* the furthest the clock was found
+										 * behind the newest ID */
 	pg_atomic_uint64 leads_taken;	/* IDs issued ahead of the clock */
-	pg_atomic_uint64 mark_writes;	/* marks made durable */
+	pg_atomic_uint64 writer_marks;	/* marks made durable by the writer */
+	pg_atomic_uint64 backend_marks; /* ... and by backends */
 	pg_atomic_uint32 refusal_logged;	/* current refusal episode logged */
 	pg_atomic_uint64 episode_first_error;	/* clock_errors when the current
 											 * episode began */
@@ -432,6 +469,9 @@ typedef struct SnowflakeSharedState
 	bool		layout_changed; /* ... the epoch or layout changed */
 	char		layout_hint[256];	/* what to do about that */
 	char		mark_invalid_reason[512];
+
+	/* IDs issued, one slot per backend (see snowflake_count_ids) */
+	SnowflakeIdCounter ids_issued[FLEXIBLE_ARRAY_MEMBER];
 } SnowflakeSharedState;
 
 /*---- local variables ----*/
@@ -484,11 +524,15 @@ PG_FUNCTION_INFO_V1(snowflake_parse_with_layout);
 static void snowflake_define_settings(GucContext start_context);
 static void snowflake_register_mark_writer(void);
 static void snowflake_set_layout(void);
+static void snowflake_report_bad_layout(int elevel,
+										const SnowflakeLayout *layout,
+										int total, const char *hint);
 static const SnowflakeLayout *snowflake_configured_layout(void);
 static const SnowflakeSetting *snowflake_find_setting(const char *name);
 static bool snowflake_has_prefix(const char *name);
 static bool snowflake_check_setting_value(const SnowflakeSetting *setting,
 										  const char *value,
+										  const SnowflakeLayout *layout,
 										  const char **detail);
 static void snowflake_reject_unknown_settings(void);
 static void snowflake_validate_preset(const SnowflakeSetting *setting,
@@ -514,7 +558,7 @@ static void snowflake_read_mark_file(SnowflakeSharedState *state);
 static bool snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms,
 									  int elevel);
 static void snowflake_invalidate_mark(const char *reason);
-static bool snowflake_shut_down_cleanly(void);
+static bool snowflake_shut_down_cleanly(bool standby_too);
 static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
 static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
@@ -531,8 +575,12 @@ static bool snowflake_standbys_have(XLogRecPtr lsn);
 static void snowflake_publish_mark(int64 mark_ms);
 static void snowflake_emit_log(ErrorData *edata);
 static int64 snowflake_generate(void);
+static TimestampTz snowflake_id_time(const SnowflakeLayout *layout, int64 id,
+									 TimestampTz epoch, int64 unit_ms);
 static void snowflake_mark_writer_detach(int code, Datum arg);
 static void snowflake_redo(XLogReaderState *record);
+static void snowflake_read_mark_record(XLogReaderState *record,
+									   xl_snowflake_mark *xlrec);
 static void snowflake_desc(StringInfo buf, XLogReaderState *record);
 static const char *snowflake_identify(uint8 info);
 
@@ -847,17 +895,11 @@ snowflake_set_layout(void)
 	int			total = snowflake_time_bits + snowflake_datacenter_bits +
 		snowflake_worker_bits + snowflake_sequence_bits;
 
-	if (total > 63)
-		ereport(FATAL,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
-						total),
-				 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
-						   snowflake_time_bits, snowflake_datacenter_bits,
-						   snowflake_worker_bits, snowflake_sequence_bits)));
 	snowflake_layout_init(&snowflake_layout, snowflake_time_bits,
 						  snowflake_datacenter_bits, snowflake_worker_bits,
 						  snowflake_sequence_bits);
+	if (total > 63)
+		snowflake_report_bad_layout(FATAL, &snowflake_layout, total, NULL);
 }
 
 /*
@@ -875,27 +917,22 @@ snowflake_configured_layout(void)
 		return &snowflake_layout;
 	total = snowflake_time_bits + snowflake_datacenter_bits +
 		snowflake_worker_bits + snowflake_sequence_bits;
-	if (total > 63)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
-						total),
-				 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
-						   snowflake_time_bits, snowflake_datacenter_bits,
-						   snowflake_worker_bits, snowflake_sequence_bits)));
 	snowflake_layout_init(&layout, snowflake_time_bits,
 						  snowflake_datacenter_bits, snowflake_worker_bits,
 						  snowflake_sequence_bits);
+	if (total > 63)
+		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
 	return &layout;
 }
 
-/* The largest value of a node id setting under the server's layout. */
+/* The largest value of a node id setting under layout. */
 static int
-snowflake_node_id_max(const SnowflakeSetting *setting)
+snowflake_node_id_max(const SnowflakeSetting *setting,
+					  const SnowflakeLayout *layout)
 {
 	if (strcmp(setting->name, "snowflake.datacenter_id") == 0)
-		return snowflake_layout.max_datacenter_id;
-	return snowflake_layout.max_worker_id;
+		return layout->max_datacenter_id;
+	return layout->max_worker_id;
 }
 
 /*
@@ -925,12 +962,14 @@ snowflake_parse_node_id(const char *value, int max_value)
 }
 
 /*
- * Is value valid for setting, by the rules that hold at server start?  For
- * an epoch that is not, *detail says why.  Never throws.
+ * Is value valid for setting, by the rules that hold at server start, node
+ * ids checked against layout?  For an epoch that is not, *detail says why.
+ * Never throws.
  */
 static bool
 snowflake_check_setting_value(const SnowflakeSetting *setting,
-							  const char *value, const char **detail)
+							  const char *value, const SnowflakeLayout *layout,
+							  const char **detail)
 {
 	int			result;
 	int64		epoch_unix_ms;
@@ -941,7 +980,8 @@ snowflake_check_setting_value(const SnowflakeSetting *setting,
 	{
 		case SNOWFLAKE_SETTING_NODE_ID:
 			return snowflake_parse_node_id(value,
-										   snowflake_node_id_max(setting));
+										   snowflake_node_id_max(setting,
+																 layout));
 		case SNOWFLAKE_SETTING_WIDTH:
 			return snowflake_parse_node_id(value, setting->max_value) &&
 				atoi(value) >= setting->min_value;
@@ -961,8 +1001,8 @@ snowflake_check_setting_value(const SnowflakeSetting *setting,
 /* Report at elevel that value is not valid for setting. */
 static void
 snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
-						   const char *value, const char *epoch_detail,
-						   const char *hint)
+						   const char *value, const SnowflakeLayout *layout,
+						   const char *epoch_detail, const char *hint)
 {
 	ereport(elevel,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -971,7 +1011,7 @@ snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
 			 epoch_detail ? errdetail_internal("%s", epoch_detail) :
 			 setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
 			 errdetail("\"%s\" must be an integer from 0 to %d.",
-					   setting->name, snowflake_node_id_max(setting)) :
+					   setting->name, snowflake_node_id_max(setting, layout)) :
 			 errdetail("\"%s\" must be %s.", setting->name, setting->valid),
 			 hint ? errhint("%s", hint) : 0));
 }
@@ -1028,53 +1068,133 @@ snowflake_validate_preset(const SnowflakeSetting *setting, const char *raw)
 {
 	const char *detail;
 
-	if (raw == NULL || snowflake_check_setting_value(setting, raw, &detail))
+	if (raw == NULL ||
+		snowflake_check_setting_value(setting, raw, &snowflake_layout, &detail))
 		return;
-	snowflake_report_bad_value(FATAL, setting, raw, detail,
+	snowflake_report_bad_value(FATAL, setting, raw, &snowflake_layout, detail,
 							   setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
 							   _("Each server of a fleet needs its own pair of snowflake.datacenter_id and snowflake.worker_id.") :
 							   NULL);
 }
 
 /*
- * After a configuration reload, warn about every snowflake setting in the
- * configuration files that the next server start will refuse: an unknown
- * name, or a value that is not valid.  PostgreSQL itself only logs such
- * lines (or, for a name with capitals, nothing), and the server would then
- * refuse to start at some later restart, long after the change was made.
- * The mark writer calls this after each reload.
+ * What the configuration files set, as the next server start will read
+ * them: for each snowflake setting, the value of its last line, with
+ * postgresql.auto.conf read last, or NULL.  Returns the parsed lines, which
+ * the caller frees, or NULL (and no values) when postgresql.conf cannot be
+ * read.
  */
-static void
-snowflake_check_config_files(void)
+static ConfigVariable *
+snowflake_read_config_files(const char **values)
 {
 	ConfigVariable *head = NULL;
 	ConfigVariable *tail = NULL;
 
+	memset(values, 0, sizeof(const char *) * lengthof(snowflake_settings));
 	if (!ParseConfigFile(ConfigFileName, true, NULL, 0, 0, DEBUG1,
 						 &head, &tail))
 	{
 		FreeConfigVariables(head);
-		return;
+		return NULL;
 	}
 	(void) ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG1,
 						   &head, &tail);
-
 	for (ConfigVariable *item = head; item != NULL; item = item->next)
 	{
 		const SnowflakeSetting *setting;
-		const char *detail;
 
-		if (item->name == NULL || item->value == NULL ||
-			!snowflake_has_prefix(item->name))
-			continue;
-		setting = snowflake_find_setting(item->name);
-		if (setting == NULL)
+		if (item->name != NULL && item->value != NULL &&
+			(setting = snowflake_find_setting(item->name)) != NULL)
+			values[setting - snowflake_settings] = item->value;
+	}
+	return head;
+}
+
+/*
+ * The layout that values (one for each snowflake setting, or NULL) would
+ * give at the next start; widths that are unset or not valid count as their
+ * defaults, since they are reported on their own.  The four widths come
+ * first in snowflake_settings, in the order of the layout.  Returns the sum
+ * of the widths, which may exceed 63.
+ */
+static int
+snowflake_pending_layout(const char **values, SnowflakeLayout *layout)
+{
+	int			widths[4] = {SNOWFLAKE_DEFAULT_TIME_BITS,
+		SNOWFLAKE_DEFAULT_DATACENTER_BITS, SNOWFLAKE_DEFAULT_WORKER_BITS,
+	SNOWFLAKE_DEFAULT_SEQUENCE_BITS};
+	const char *detail;
+
+	for (int i = 0; i < 4; i++)
+	{
+		Assert(snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH);
+		if (values[i] != NULL &&
+			snowflake_check_setting_value(&snowflake_settings[i], values[i],
+										  NULL, &detail))
+			widths[i] = atoi(values[i]);
+	}
+	snowflake_layout_init(layout, widths[0], widths[1],
+						  widths[2], widths[3]);
+	return widths[0] + widths[1] + widths[2] + widths[3];
+}
+
+/* Report at elevel a layout whose widths add up to total, more than 63. */
+static void
+snowflake_report_bad_layout(int elevel, const SnowflakeLayout *layout,
+							int total, const char *hint)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+					total),
+			 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
+					   layout->time_bits, layout->datacenter_bits,
+					   layout->worker_bits, layout->sequence_bits),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * After a configuration reload, warn about what in the configuration files
+ * the next server start will refuse: an unknown snowflake setting, a value
+ * that is not valid (the one that takes effect, node ids against the layout
+ * the files give), a layout that does not fit.  PostgreSQL itself only logs
+ * bad values (or, for a name with capitals, nothing), and the server would
+ * then refuse to start at some later restart, long after the change was
+ * made.  The mark writer calls this after each reload.
+ */
+static void
+snowflake_check_config_files(void)
+{
+	const char *values[lengthof(snowflake_settings)];
+	ConfigVariable *head;
+	SnowflakeLayout layout;
+	int			total;
+	const char *hint = _("The next server start will refuse it.");
+
+	head = snowflake_read_config_files(values);
+	if (head == NULL)
+		return;
+	for (ConfigVariable *item = head; item != NULL; item = item->next)
+	{
+		if (item->name != NULL && item->value != NULL &&
+			snowflake_has_prefix(item->name) &&
+			snowflake_find_setting(item->name) == NULL)
 			snowflake_report_unknown_setting(WARNING, item->name,
 											 item->filename, item->sourceline,
-											 _("The next server start will refuse it."));
-		else if (!snowflake_check_setting_value(setting, item->value, &detail))
-			snowflake_report_bad_value(WARNING, setting, item->value, detail,
-									   _("The next server start will refuse it."));
+											 hint);
+	}
+	total = snowflake_pending_layout(values, &layout);
+	if (total > 63)
+		snowflake_report_bad_layout(WARNING, &layout, total, hint);
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		const char *detail;
+
+		if (values[i] != NULL &&
+			!snowflake_check_setting_value(&snowflake_settings[i], values[i],
+										   &layout, &detail))
+			snowflake_report_bad_value(WARNING, &snowflake_settings[i],
+									   values[i], &layout, detail, hint);
 	}
 	FreeConfigVariables(head);
 }
@@ -1294,6 +1414,10 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 	const SnowflakeSetting *setting;
 	const char *detail;
 	char	   *value;
+	const char *values[lengthof(snowflake_settings)];
+	ConfigVariable *head;
+	SnowflakeLayout layout;
+	int			total;
 
 	if (stmt == NULL || stmt->name == NULL || !snowflake_has_prefix(stmt->name))
 		return;
@@ -1307,9 +1431,19 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 	if (!check_value || stmt->kind != VAR_SET_VALUE)
 		return;
 	value = ExtractSetVariableArgs(stmt);
-	if (value != NULL &&
-		!snowflake_check_setting_value(setting, value, &detail))
-		snowflake_report_bad_value(ERROR, setting, value, detail, NULL);
+	if (value == NULL)
+		return;
+
+	/* node ids and widths are checked with the layout the files will give */
+	head = snowflake_read_config_files(values);
+	values[setting - snowflake_settings] = value;
+	total = snowflake_pending_layout(values, &layout);
+	if (!snowflake_check_setting_value(setting, value, &layout, &detail))
+		snowflake_report_bad_value(ERROR, setting, value, &layout, detail,
+								   NULL);
+	if (total > 63 && setting->kind == SNOWFLAKE_SETTING_WIDTH)
+		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
+	FreeConfigVariables(head);
 }
 
 /* The SET clauses of CREATE FUNCTION and ALTER FUNCTION. */
@@ -1384,6 +1518,25 @@ snowflake_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 /*---- shared memory ----*/
 
+/* The shared state with one ID counter for each backend. */
+static Size
+snowflake_shmem_size(void)
+{
+	return add_size(offsetof(SnowflakeSharedState, ids_issued),
+					mul_size(MaxBackends, sizeof(SnowflakeIdCounter)));
+}
+
+/* Raise a shared maximum to value, never lowering it. */
+static void
+snowflake_raise_counter(pg_atomic_uint64 *counter, uint64 value)
+{
+	uint64		old_value = pg_atomic_read_u64(counter);
+
+	while (old_value < value &&
+		   !pg_atomic_compare_exchange_u64(counter, &old_value, value))
+		;
+}
+
 /* Reserve the shared state and the lock that serialises mark writers. */
 static void
 snowflake_shmem_request(void)
@@ -1391,7 +1544,7 @@ snowflake_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
-	RequestAddinShmemSpace(MAXALIGN(sizeof(SnowflakeSharedState)));
+	RequestAddinShmemSpace(snowflake_shmem_size());
 	RequestNamedLWLockTranche("snowflake", 1);
 }
 
@@ -1408,15 +1561,14 @@ snowflake_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	snowflake_state = ShmemInitStruct("snowflake",
-									  sizeof(SnowflakeSharedState),
+	snowflake_state = ShmemInitStruct("snowflake", snowflake_shmem_size(),
 									  &found);
 	if (!found)
 	{
 		SnowflakeSharedState *state = snowflake_state;
 		int			us_into_ms;
 
-		memset(state, 0, sizeof(*state));
+		memset(state, 0, snowflake_shmem_size());
 		pg_atomic_init_u64(&state->last_tick, 0);
 		pg_atomic_init_u64(&state->floor_tick, 0);
 		pg_atomic_init_u64(&state->floor_clock_ms, (uint64) PG_INT64_MAX);
@@ -1424,9 +1576,14 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->sequence_waits, 0);
 		pg_atomic_init_u64(&state->clock_behind_waits, 0);
 		pg_atomic_init_u64(&state->clock_errors, 0);
+		pg_atomic_init_u64(&state->max_step_back_ms, 0);
 		pg_atomic_init_u64(&state->leads_taken, 0);
-		pg_atomic_init_u64(&state->mark_writes, 0);
+		pg_atomic_init_u64(&state->writer_marks, 0);
+		pg_atomic_init_u64(&state->backend_marks, 0);
 		pg_atomic_init_u64(&state->write_duration_us, 0);
+		pg_atomic_init_u64(&state->max_write_duration_us, 0);
+		for (int i = 0; i < MaxBackends; i++)
+			pg_atomic_init_u64(&state->ids_issued[i].count, 0);
 		pg_atomic_init_u32(&state->refusal_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);
 		pg_atomic_init_u32(&state->redo_write_failed, 0);
@@ -1444,10 +1601,12 @@ snowflake_shmem_startup(void)
 
 /*
  * Was the server shut down cleanly, so that its next start replays no WAL?
- * Read from pg_control, which the shutdown checkpoint has just written.
+ * Read from pg_control, which the shutdown checkpoint has just written.  A
+ * standby shut down cleanly (standby_too) replays its primary's WAL again
+ * when it starts.
  */
 static bool
-snowflake_shut_down_cleanly(void)
+snowflake_shut_down_cleanly(bool standby_too)
 {
 	ControlFileData control;
 	pg_crc32c	crc;
@@ -1466,7 +1625,7 @@ snowflake_shut_down_cleanly(void)
 	FIN_CRC32C(crc);
 	return EQ_CRC32C(crc, control.crc) &&
 		(control.state == DB_SHUTDOWNED ||
-		 control.state == DB_SHUTDOWNED_IN_RECOVERY);
+		 (standby_too && control.state == DB_SHUTDOWNED_IN_RECOVERY));
 }
 
 /*
@@ -1488,7 +1647,7 @@ snowflake_shmem_shutdown(int code, Datum arg)
 	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid)
 		return;
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
-	if (last_tick == 0 || !snowflake_shut_down_cleanly())
+	if (last_tick == 0 || !snowflake_shut_down_cleanly(true))
 		return;
 	mark_ms = (int64) (last_tick >> snowflake_layout.sequence_bits) + 1;
 	snowflake_write_mark_file(mark_ms, mark_ms, LOG);
@@ -1620,6 +1779,10 @@ snowflake_read_mark_file(SnowflakeSharedState *state)
 		snowflake_accept_layout(state, &contents);
 		return;
 	}
+	if (snowflake_accept_layout_change)
+		ereport(WARNING,
+				(errmsg("snowflake.accept_layout_change is on, but the epoch and layout are those of the high-water mark"),
+				 errhint("Remove snowflake.accept_layout_change from the configuration, so that a later change is not accepted unnoticed.")));
 	state->file_mark = contents.mark_ms;
 	snowflake_raise_floor(state, contents.mark_ms);
 	pg_atomic_write_u64(&state->floor_clock_ms,
@@ -1669,6 +1832,7 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 	SnowflakeLayout old_layout;
 	uint64		old_bound;
 	int64		floor_ms;
+	int			us_into_ms;
 
 	initStringInfo(&change);
 	snowflake_describe_change(&change, "snowflake.epoch (ms since 1970)",
@@ -1697,14 +1861,19 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. IDs made now could equal or fall below IDs already issued."),
 										 change.data),
 								_("Restore the earlier settings, or set snowflake.accept_layout_change = on for one restart to resume above every earlier ID."));
-	else if (!snowflake_shut_down_cleanly())
-		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly, and recovery would replay marks of the earlier settings."),
+	else if (!snowflake_shut_down_cleanly(false))
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly as a primary, and recovery would replay marks of the earlier settings."),
 										 change.data),
-								_("Start once with the earlier settings and shut down cleanly, then change them."));
+								_("Start once with the earlier settings and shut down cleanly, then change them; change a standby's settings together with its primary's."));
 	else if (floor_ms > snowflake_layout.max_ms)
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. Every ID of the new layout lies below IDs already issued."),
 										 change.data),
 								_("Restore the earlier settings, or choose a layout with more time bits."));
+	else if (floor_ms - snowflake_clock_ms(&us_into_ms) > INT_MAX)
+		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. The first ID of the new settings above IDs already issued lies %lld ms ahead of the clock, beyond any snowflake.max_lead."),
+										 change.data,
+										 (long long) (floor_ms - snowflake_clock_ms(&us_into_ms))),
+								_("Restore the earlier settings, or choose settings under which the IDs already issued read as a time not far from now."));
 	else if (!snowflake_write_mark_file(floor_ms, 0, LOG))
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, and the mark for the new settings could not be written."),
 										 change.data),
@@ -1976,6 +2145,19 @@ snowflake_raise_tick_floor(SnowflakeSharedState *state, int64 mark_ms)
 						pg_atomic_read_u64(&state->last_tick));
 }
 
+/* A WAL record of mark_ms, with the epoch and layout it counts in. */
+static void
+snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
+{
+	memset(xlrec, 0, sizeof(*xlrec));
+	xlrec->mark_ms = mark_ms;
+	xlrec->epoch_unix_ms = snowflake_epoch_unix_ms;
+	xlrec->time_bits = (uint8) snowflake_layout.time_bits;
+	xlrec->datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
+	xlrec->worker_bits = (uint8) snowflake_layout.worker_bits;
+	xlrec->sequence_bits = (uint8) snowflake_layout.sequence_bits;
+}
+
 typedef enum SnowflakeMarkResult
 {
 	SNOWFLAKE_MARK_READY,		/* a mark high enough is in file and WAL */
@@ -2041,7 +2223,7 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 		return SNOWFLAKE_MARK_FAILED;
 	state->file_mark = *target;
 
-	xlrec.mark_ms = *target;
+	snowflake_fill_mark_record(&xlrec, *target);
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	*lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
@@ -2078,6 +2260,8 @@ snowflake_finish_mark(int64 target, instr_time started)
 	INSTR_TIME_SUBTRACT(duration, started);
 	pg_atomic_write_u64(&snowflake_state->write_duration_us,
 						INSTR_TIME_GET_MICROSEC(duration));
+	snowflake_raise_counter(&snowflake_state->max_write_duration_us,
+							INSTR_TIME_GET_MICROSEC(duration));
 }
 
 /* Refuse generation: the mark file cannot be trusted. */
@@ -2228,7 +2412,7 @@ snowflake_relog_mark(void)
 		return;
 	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn)
 	{
-		xlrec.mark_ms = state->written_mark;
+		snowflake_fill_mark_record(&xlrec, state->written_mark);
 		XLogBeginInsert();
 		XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
 		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
@@ -2275,7 +2459,9 @@ snowflake_publish_mark(int64 mark_ms)
 		if (pg_atomic_compare_exchange_u64(&snowflake_state->durable_mark,
 										   &old_mark, (uint64) mark_ms))
 		{
-			pg_atomic_fetch_add_u64(&snowflake_state->mark_writes, 1);
+			pg_atomic_fetch_add_u64(snowflake_am_mark_writer ?
+									&snowflake_state->writer_marks :
+									&snowflake_state->backend_marks, 1);
 			break;
 		}
 	}
@@ -2312,7 +2498,10 @@ snowflake_check_can_generate(void)
 	snowflake_registry_gate(snowflake_max_clock_wait);
 }
 
-/* The worker id in IDs: claimed from the registry, or set by hand. */
+/*
+ * The worker id in IDs: claimed from the registry (-1 until claimed), or set
+ * by hand.
+ */
 static int
 snowflake_node_worker_id(void)
 {
@@ -2377,8 +2566,10 @@ snowflake_report_resuming(int64 ahead_ms)
 			 errmsg(SNOWFLAKE_RESUMING_MESSAGE),
 			 errdetail("After a restart, IDs resume at the durable high-water mark, which lies %lld ms ahead of the clock; snowflake.max_clock_wait (%d ms) did not cover the wait.",
 					   (long long) ahead_ms, snowflake_max_clock_wait),
-			 errhint("IDs are issued again within %lld ms. To issue them at once, ahead of the clock, raise snowflake.max_lead to at least %lld ms.",
-					 (long long) ahead_ms, (long long) ahead_ms)));
+			 ahead_ms <= INT_MAX ?
+			 errhint("Wait %lld ms, or raise snowflake.max_lead to at least %lld ms to issue IDs ahead of the clock at once.",
+					 (long long) ahead_ms, (long long) ahead_ms) :
+			 errhint("No snowflake.max_lead reaches that far; see \"A clock far in the future\" in the README.")));
 }
 
 /*
@@ -2454,6 +2645,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	instr_time	waited;
 	int64		waited_ms;
 	int64		sleep_ms;
+	bool		resuming;
 
 	if (last_ms <= now_ms + snowflake_max_lead)
 	{
@@ -2465,6 +2657,13 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 		return;
 	}
 
+	/* after a restart the clock has to reach the mark: no step back */
+	resuming = last == pg_atomic_read_u64(&state->floor_tick) &&
+		now_ms >= (int64) pg_atomic_read_u64(&state->floor_clock_ms);
+	if (!resuming)
+		snowflake_raise_counter(&state->max_step_back_ms,
+								(uint64) (last_ms - now_ms));
+
 	if (INSTR_TIME_IS_ZERO(*wait_start))
 		INSTR_TIME_SET_CURRENT(*wait_start);
 	INSTR_TIME_SET_CURRENT(waited);
@@ -2472,8 +2671,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	waited_ms = INSTR_TIME_GET_MILLISEC(waited);
 	if (waited_ms >= snowflake_max_clock_wait)
 	{
-		if (last == pg_atomic_read_u64(&state->floor_tick) &&
-			now_ms >= (int64) pg_atomic_read_u64(&state->floor_clock_ms))
+		if (resuming)
 			snowflake_report_resuming(last_ms + 1 - now_ms);
 		snowflake_report_clock_behind(last_ms - now_ms);
 	}
@@ -2510,49 +2708,97 @@ snowflake_refresh_mark_early(int64 next_ms)
 }
 
 /*
- * Issue the next ID's tick: the heart of the generator (see the file header).
- *
- * Returns with the tick installed in shared memory, strictly above every
- * tick issued before, within max_lead of the clock and below the durable
- * mark.
+ * The clock in milliseconds since the epoch, which IDs cannot carry before
+ * it, and the microseconds already gone in that millisecond.
  */
 static int64
-snowflake_generate(void)
+snowflake_clock_for_ids(int *us_into_ms)
+{
+	int64		now_ms = snowflake_clock_ms(us_into_ms);
+
+	if (now_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not generate a snowflake ID: the clock is before the epoch"),
+				 errdetail("The clock reads %lld ms before snowflake.epoch.",
+						   (long long) -now_ms),
+				 errhint("Check the system clock.")));
+	return now_ms;
+}
+
+/* Refuse ticks whose millisecond the layout's time bits cannot hold. */
+static void
+snowflake_check_time_left(const SnowflakeLayout *layout, int64 tick_ms)
+{
+	if (tick_ms > layout->max_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+				 errmsg("snowflake IDs are exhausted: the %d bits of time since the epoch are used up",
+						layout->time_bits),
+				 errdetail("The largest time a snowflake ID can carry is %lld ms after snowflake.epoch.",
+						   (long long) layout->max_ms),
+				 errhint("Choose a later snowflake.epoch for a new ID space.")));
+}
+
+/*
+ * Count the ticks first to last, just issued, in this backend's slot of
+ * ids_issued (a plain store: no other process writes it), and those ahead
+ * of the clock in leads_taken.
+ */
+static void
+snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
+					uint64 last, int64 now_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	uint64		first_ahead = (uint64) (now_ms + 1) << layout->sequence_bits;
+
+	if (MyProc != NULL && MyProc->pgprocno < MaxBackends)
+	{
+		pg_atomic_uint64 *slot = &state->ids_issued[MyProc->pgprocno].count;
+
+		pg_atomic_write_u64(slot, pg_atomic_read_u64(slot) + (last - first + 1));
+	}
+	if (last >= first_ahead)
+		pg_atomic_fetch_add_u64(&state->leads_taken,
+								last - Max(first, first_ahead) + 1);
+}
+
+/*
+ * Claim n consecutive ticks with one compare-and-swap and return the first:
+ * the heart of the generator (see the file header).
+ *
+ * Returns with the block's last tick installed in shared memory, so that
+ * every tick of the block is strictly above every tick issued before, and
+ * the whole block lies within max_lead of the clock and below the durable
+ * mark.  A block that does not fit yet waits as a single tick does: for the
+ * next millisecond, or for a clock that is behind, within max_clock_wait.
+ * The caller makes sure that n ticks can fit within max_lead at all.
+ */
+static int64
+snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	uint64		last;
-	uint64		next;
+	uint64		first;
+	uint64		end;
 	int64		now_ms;
-	int64		next_ms;
+	int64		end_ms;
 	int			us_into_ms;
 	bool		counted_wait = false;
 	instr_time	wait_start;
 
+	Assert(n >= 1);
 	INSTR_TIME_SET_ZERO(wait_start);
 	last = pg_atomic_read_u64(&state->last_tick);
 	for (;;)
 	{
-		now_ms = snowflake_clock_ms(&us_into_ms);
-		if (now_ms < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_SYSTEM_ERROR),
-					 errmsg("could not generate a snowflake ID: the clock is before the epoch"),
-					 errdetail("The clock reads %lld ms before snowflake.epoch.",
-							   (long long) -now_ms),
-					 errhint("Check the system clock.")));
+		now_ms = snowflake_clock_for_ids(&us_into_ms);
+		first = Max(last + 1, (uint64) now_ms << layout->sequence_bits);
+		end = first + (uint64) (n - 1);
+		end_ms = (int64) (end >> layout->sequence_bits);
+		snowflake_check_time_left(layout, end_ms);
 
-		next = Max(last + 1, (uint64) now_ms << snowflake_layout.sequence_bits);
-		next_ms = (int64) (next >> snowflake_layout.sequence_bits);
-		if (next_ms > snowflake_layout.max_ms)
-			ereport(ERROR,
-					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("snowflake IDs are exhausted: the %d bits of time since the epoch are used up",
-							snowflake_layout.time_bits),
-					 errdetail("The largest time a snowflake ID can carry is %lld ms after snowflake.epoch.",
-							   (long long) snowflake_layout.max_ms),
-					 errhint("Choose a later snowflake.epoch for a new ID space.")));
-
-		if (next_ms > now_ms + snowflake_max_lead)
+		if (end_ms > now_ms + snowflake_max_lead)
 		{
 			snowflake_wait_for_clock(last, now_ms, us_into_ms, &wait_start,
 									 &counted_wait);
@@ -2561,7 +2807,7 @@ snowflake_generate(void)
 			continue;
 		}
 
-		if ((uint64) next_ms >= pg_atomic_read_u64(&state->durable_mark))
+		if ((uint64) end_ms >= pg_atomic_read_u64(&state->durable_mark))
 		{
 			Latch	   *writer_latch = state->mark_writer_latch;
 
@@ -2570,27 +2816,33 @@ snowflake_generate(void)
 			 * it here, and wake the mark writer, so that from now on it keeps
 			 * the mark ahead of the clock.
 			 */
-			snowflake_advance_mark(next_ms, 0);
+			snowflake_advance_mark(end_ms, 0);
 			if (writer_latch != NULL)
 				SetLatch(writer_latch);
 			last = pg_atomic_read_u64(&state->last_tick);
 			continue;
 		}
 
-		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, next))
+		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, end))
 			break;
 	}
 
 	/* the header's invariants: the tick only grows, the mark only grows */
-	Assert(next > last);
-	Assert(next_ms <= now_ms + snowflake_max_lead);
-	Assert((uint64) next_ms < pg_atomic_read_u64(&state->durable_mark));
+	Assert(first > last);
+	Assert(end_ms <= now_ms + snowflake_max_lead);
+	Assert((uint64) end_ms < pg_atomic_read_u64(&state->durable_mark));
 
-	if (next_ms > now_ms)
-		pg_atomic_fetch_add_u64(&state->leads_taken, 1);
+	snowflake_count_ids(layout, first, end, now_ms);
 	snowflake_end_refusal_episode();
-	snowflake_refresh_mark_early(next_ms);
-	return (int64) next;
+	snowflake_refresh_mark_early(end_ms);
+	return (int64) first;
+}
+
+/* Issue the next ID's tick. */
+static int64
+snowflake_generate(void)
+{
+	return snowflake_claim_ticks(&snowflake_layout, 1);
 }
 
 /*---- the mark writer ----*/
@@ -2606,15 +2858,19 @@ snowflake_generate(void)
  * checkpoint (snowflake_relog_mark), and warns after a reload about
  * snowflake settings that the next start will refuse.
  *
- * If the writer fails, it exits and the postmaster starts it again a second
- * later; meanwhile backends write the mark themselves.  On SIGTERM (a
- * shutdown) it exits cleanly and for good.
+ * An error (a mark that cannot be written, a full disk) is logged, and the
+ * writer tries again a second later, as PostgreSQL's own background
+ * processes do, rather than exit and be restarted; meanwhile backends write
+ * the mark themselves.  On SIGTERM (a shutdown) it exits cleanly and for
+ * good.
  */
 void
 snowflake_mark_writer_main(Datum main_arg)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	uint64		start_tick;
+	sigjmp_buf	local_sigjmp_buf;
+	MemoryContext writer_context;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -2627,6 +2883,27 @@ snowflake_mark_writer_main(Datum main_arg)
 	on_shmem_exit(snowflake_mark_writer_detach, (Datum) 0);
 	state->mark_writer_latch = MyLatch;
 	start_tick = pg_atomic_read_u64(&state->last_tick);
+	writer_context = AllocSetContextCreate(TopMemoryContext,
+										   "snowflake mark writer",
+										   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(writer_context);
+
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		LWLockReleaseAll();
+		ConditionVariableCancelSleep();
+		pgstat_report_wait_end();
+		AtEOXact_Files(false);
+		MemoryContextSwitchTo(writer_context);
+		FlushErrorState();
+		MemoryContextReset(writer_context);
+		RESUME_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L,
+						 PG_WAIT_EXTENSION);
+	}
+	PG_exception_stack = &local_sigjmp_buf;
 
 	for (;;)
 	{
@@ -2636,6 +2913,7 @@ snowflake_mark_writer_main(Datum main_arg)
 		int			us_into_ms;
 		bool		active = false;
 
+		MemoryContextReset(writer_context);
 		snowflake_writer_check_shutdown();
 		if (ConfigReloadPending)
 		{
@@ -2726,37 +3004,9 @@ snowflake_decode(FunctionCallInfo fcinfo, const SnowflakeLayout *layout,
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
-	int			used_bits = layout->time_shift + layout->time_bits;
-	int64		ms;
 	TimestampTz ts;
 
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake ID: %lld", (long long) id),
-				 errdetail("Snowflake IDs are never negative: bit 63 is always 0.")));
-	if (used_bits < 63 && (id >> used_bits) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake ID: %lld", (long long) id),
-				 errdetail("The layout uses the low %d bits of an ID, and this one has higher bits set.",
-						   used_bits)));
-	if (TIMESTAMP_NOT_FINITE(epoch))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowflake epoch must be finite")));
-
-	ms = snowflake_id_ms(layout, id);
-	if (pg_mul_s64_overflow(ms, unit_ms * 1000, &ts) ||
-		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range"),
-				 unit_ms == 1 ?
-				 errdetail("Snowflake ID %lld lies %lld ms after the epoch, past the largest timestamp.",
-						   (long long) id, (long long) ms) :
-				 errdetail("Snowflake ID %lld lies %lld units of %lld ms after the epoch, past the largest timestamp.",
-						   (long long) id, (long long) ms, (long long) unit_ms)));
+	ts = snowflake_id_time(layout, id, epoch, unit_ms);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -2867,6 +3117,590 @@ snowflake_parse_with_layout(PG_FUNCTION_ARGS)
 							PG_GETARG_TIMESTAMPTZ(1), unit_ms);
 }
 
+/*---- SQL toolbox ----*/
+
+/*
+ * Functions that work with IDs in SQL (extension version 1.1): blocks of
+ * IDs, an ID's time, the IDs of a time, composing and printing IDs, and the
+ * generator's status.  Every one composes and takes IDs apart through a
+ * layout; the decoders take the epoch as an argument, or the configured one
+ * when it is left out, so one C function serves both SQL forms.
+ */
+
+/* The most IDs one call of snowflake_next_ids() hands out */
+#define SNOWFLAKE_MAX_BLOCK		1000000
+
+PG_FUNCTION_INFO_V1(snowflake_next_ids);
+PG_FUNCTION_INFO_V1(snowflake_timestamp);
+PG_FUNCTION_INFO_V1(snowflake_min_id);
+PG_FUNCTION_INFO_V1(snowflake_max_id);
+PG_FUNCTION_INFO_V1(snowflake_between);
+PG_FUNCTION_INFO_V1(snowflake_between_support);
+PG_FUNCTION_INFO_V1(snowflake_compose);
+PG_FUNCTION_INFO_V1(snowflake_format);
+PG_FUNCTION_INFO_V1(snowflake_json);
+PG_FUNCTION_INFO_V1(snowflake_serial);
+PG_FUNCTION_INFO_V1(snowflake_status);
+
+/*
+ * The layout and epoch of a call that may have an epoch argument at argno.
+ * Without one, the configured layout and epoch.  With one, Twitter's layout,
+ * as snowflake_parse(id, epoch) uses, so that the forms with an epoch
+ * depend on their arguments alone and can be IMMUTABLE; twitter is where
+ * it is kept.
+ */
+static const SnowflakeLayout *
+snowflake_call_layout(FunctionCallInfo fcinfo, int argno,
+					  SnowflakeLayout *twitter, TimestampTz *epoch)
+{
+	if (PG_NARGS() <= argno)
+	{
+		*epoch = snowflake_configured_epoch();
+		return snowflake_configured_layout();
+	}
+	*epoch = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(*epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake epoch must be finite")));
+	snowflake_layout_init(twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
+						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						  SNOWFLAKE_DEFAULT_WORKER_BITS,
+						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	return twitter;
+}
+
+/*
+ * The ID of this server's tick, with its worker id (see
+ * snowflake_node_worker_id), which the caller has checked is known.
+ */
+static int64
+snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick)
+{
+	return snowflake_compose_id(layout,
+								(int64) (tick >> layout->sequence_bits),
+								snowflake_datacenter_id,
+								snowflake_node_worker_id(),
+								(int64) (tick & layout->max_sequence));
+}
+
+/*
+ * The time id carries under layout, counting in units of unit_ms from epoch,
+ * as a PostgreSQL timestamp.  Errors out for a negative id, an id with bits
+ * above the layout's, an infinite epoch, and a time past PostgreSQL's range.
+ */
+static TimestampTz
+snowflake_id_time(const SnowflakeLayout *layout, int64 id, TimestampTz epoch,
+				  int64 unit_ms)
+{
+	int			used_bits = layout->time_shift + layout->time_bits;
+	int64		ms;
+	TimestampTz ts;
+
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: %lld", (long long) id),
+				 errdetail("Snowflake IDs are never negative: bit 63 is always 0.")));
+	if (used_bits < 63 && (id >> used_bits) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake ID: %lld", (long long) id),
+				 errdetail("The layout uses the low %d bits of an ID, and this one has higher bits set.",
+						   used_bits)));
+	if (TIMESTAMP_NOT_FINITE(epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake epoch must be finite")));
+
+	ms = snowflake_id_ms(layout, id);
+	if (pg_mul_s64_overflow(ms, unit_ms * 1000, &ts) ||
+		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 unit_ms == 1 ?
+				 errdetail("Snowflake ID %lld lies %lld ms after the epoch, past the largest timestamp.",
+						   (long long) id, (long long) ms) :
+				 errdetail("Snowflake ID %lld lies %lld units of %lld ms after the epoch, past the largest timestamp.",
+						   (long long) id, (long long) ms, (long long) unit_ms)));
+	return ts;
+}
+
+/*
+ * The millisecond since epoch that ts lies in, fractions of a millisecond
+ * dropped.  Errors out unless an ID of the layout can carry it.
+ */
+static int64
+snowflake_time_ms(const SnowflakeLayout *layout, TimestampTz ts,
+				  TimestampTz epoch)
+{
+	int64		since_epoch_us;
+
+	if (TIMESTAMP_NOT_FINITE(ts) ||
+		pg_sub_s64_overflow(ts, epoch, &since_epoch_us) ||
+		since_epoch_us < 0 || since_epoch_us / 1000 > layout->max_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for a snowflake ID"),
+				 errdetail("A snowflake ID carries a time from its epoch to %lld ms after it, the most its %d bits of time hold.",
+						   (long long) layout->max_ms, layout->time_bits)));
+	return since_epoch_us / 1000;
+}
+
+/* Refuse a part of an ID that its field cannot hold. */
+static void
+snowflake_check_part(const char *name, int64 value, int64 max_value)
+{
+	if (value < 0 || value > max_value)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("snowflake %s %lld is out of range", name,
+						(long long) value),
+				 errdetail("A snowflake %s is an integer from 0 to %lld.",
+						   name, (long long) max_value)));
+}
+
+/*
+ * Append the UTC time ts to buf, as 2017-09-15T09:35:04.848Z, or with
+ * compact as 20170915093504848, to the millisecond: the same text whatever
+ * TimeZone and DateStyle are.  Years 1 to 9999 only, so that the text has a
+ * fixed width.
+ */
+static void
+snowflake_append_utc(StringInfo buf, TimestampTz ts, bool compact)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0 ||
+		tm.tm_year < 1 || tm.tm_year > 9999)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("Snowflake IDs are printed for the years 1 to 9999 only.")));
+	appendStringInfo(buf,
+					 compact ? "%04d%02d%02d%02d%02d%02d%03d" :
+					 "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+					 tm.tm_year, tm.tm_mon, tm.tm_mday,
+					 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
+}
+
+/* How many decimal digits value has */
+static int
+snowflake_digits(int64 value)
+{
+	int			digits = 1;
+
+	while (value >= 10)
+	{
+		value /= 10;
+		digits++;
+	}
+	return digits;
+}
+
+/*
+ * snowflake_next_ids(n integer) returns setof bigint: n new IDs in
+ * increasing order, claimed with one compare-and-swap when the first row is
+ * asked for.  The session's last ID is then the block's last.
+ */
+Datum
+snowflake_next_ids(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = &snowflake_layout;
+	FuncCallContext *funcctx;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		n = PG_GETARG_INT32(0);
+		int64		most_in_lead;
+		uint64	   *block;
+
+		if (n < 1 || n > SNOWFLAKE_MAX_BLOCK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake_next_ids() cannot issue %d IDs", n),
+					 errdetail("A block holds from 1 to %d IDs.",
+							   SNOWFLAKE_MAX_BLOCK)));
+		snowflake_check_can_generate();
+
+		/* a block starting at the clock must end within max_lead of it */
+		most_in_lead = ((int64) snowflake_max_lead + 1) << layout->sequence_bits;
+		if (n > most_in_lead)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake_next_ids() cannot issue %d IDs within snowflake.max_lead", n),
+					 errdetail("snowflake.max_lead is %d ms, and a millisecond holds %lld IDs, so a block holds at most %lld IDs.",
+							   snowflake_max_lead,
+							   (long long) (layout->max_sequence + 1),
+							   (long long) most_in_lead),
+					 errhint("Ask for fewer IDs at a time, or raise snowflake.max_lead.")));
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		block = MemoryContextAlloc(funcctx->multi_call_memory_ctx,
+								   sizeof(uint64));
+		*block = (uint64) snowflake_claim_ticks(layout, n);
+		funcctx->user_fctx = block;
+		funcctx->max_calls = n;
+
+		snowflake_session_last_id = snowflake_tick_id(layout,
+													  *block + (uint64) (n - 1));
+		snowflake_session_has_last_id = true;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	if (funcctx->call_cntr < funcctx->max_calls)
+	{
+		/* SRF_RETURN_NEXT counts the call before it evaluates its result */
+		uint64		tick = *(uint64 *) funcctx->user_fctx + funcctx->call_cntr;
+
+		SRF_RETURN_NEXT(funcctx, Int64GetDatum(snowflake_tick_id(layout, tick)));
+	}
+	SRF_RETURN_DONE(funcctx);
+}
+
+/* snowflake_timestamp(id bigint[, epoch timestamptz]) returns timestamptz */
+Datum
+snowflake_timestamp(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
+
+	PG_RETURN_TIMESTAMPTZ(snowflake_id_time(layout, PG_GETARG_INT64(0),
+											epoch, 1));
+}
+
+/*
+ * The layout of a call (ts timestamptz[, epoch timestamptz]), and the
+ * millisecond of ts under it.
+ */
+static const SnowflakeLayout *
+snowflake_ts_arg_ms(FunctionCallInfo fcinfo, SnowflakeLayout *twitter,
+					int64 *ms)
+{
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, twitter,
+														  &epoch);
+
+	*ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0), epoch);
+	return layout;
+}
+
+/* The smallest ID of millisecond ms, on any node */
+static int64
+snowflake_ms_first_id(const SnowflakeLayout *layout, int64 ms)
+{
+	return snowflake_compose_id(layout, ms, 0, 0, 0);
+}
+
+/* The largest ID of millisecond ms, on any node */
+static int64
+snowflake_ms_last_id(const SnowflakeLayout *layout, int64 ms)
+{
+	return snowflake_compose_id(layout, ms, layout->max_datacenter_id,
+								layout->max_worker_id, layout->max_sequence);
+}
+
+/*
+ * snowflake_min_id(ts timestamptz[, epoch timestamptz]) returns bigint: the
+ * smallest ID of ts's millisecond, on any node.
+ */
+Datum
+snowflake_min_id(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	int64		ms;
+	const SnowflakeLayout *layout = snowflake_ts_arg_ms(fcinfo, &twitter, &ms);
+
+	PG_RETURN_INT64(snowflake_ms_first_id(layout, ms));
+}
+
+/* snowflake_max_id(...): the largest ID of ts's millisecond, on any node */
+Datum
+snowflake_max_id(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	int64		ms;
+	const SnowflakeLayout *layout = snowflake_ts_arg_ms(fcinfo, &twitter, &ms);
+
+	PG_RETURN_INT64(snowflake_ms_last_id(layout, ms));
+}
+
+/*
+ * snowflake_between(id bigint, from timestamptz, to timestamptz) returns
+ * boolean: is id from the millisecond of from through the millisecond of
+ * to?  That is id BETWEEN snowflake_min_id(from) AND snowflake_max_id(to),
+ * which snowflake_between_support puts in its place, so that an index on
+ * id answers it.
+ */
+Datum
+snowflake_between(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = snowflake_configured_layout();
+	TimestampTz epoch = snowflake_configured_epoch();
+	int64		id = PG_GETARG_INT64(0);
+	int64		from_ms;
+	int64		to_ms;
+
+	from_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(1), epoch);
+	to_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(2), epoch);
+	PG_RETURN_BOOL(id >= snowflake_ms_first_id(layout, from_ms) &&
+				   id <= snowflake_ms_last_id(layout, to_ms));
+}
+
+/*
+ * arg op fn(bound), where fn is the function named fn_name that takes one
+ * timestamptz in schema nspname, and op the bigint operator of the btree
+ * strategy.
+ */
+static Expr *
+snowflake_bound_clause(Node *arg, int16 strategy, char *nspname,
+					   char *fn_name, Node *bound)
+{
+	Oid			argtype = TIMESTAMPTZOID;
+	Oid			fn;
+	Oid			opno;
+	Expr	   *call;
+	OpExpr	   *clause;
+
+	fn = LookupFuncName(list_make2(makeString(nspname), makeString(fn_name)),
+						1, &argtype, false);
+	call = (Expr *) makeFuncExpr(fn, INT8OID, list_make1(bound), InvalidOid,
+								 InvalidOid, COERCE_EXPLICIT_CALL);
+	opno = get_opfamily_member(INTEGER_BTREE_FAM_OID, INT8OID, INT8OID,
+							   strategy);
+	clause = (OpExpr *) make_opclause(opno, BOOLOID, false, (Expr *) arg,
+									  call, InvalidOid, InvalidOid);
+	set_opfuncid(clause);
+	return (Expr *) clause;
+}
+
+/*
+ * The planner support function of snowflake_between: replaces a call whose
+ * id argument has no volatile function (which the replacement would
+ * evaluate twice) with id >= snowflake_min_id(from) AND id <=
+ * snowflake_max_id(to), which a btree index on id answers, and whose
+ * selectivity the planner estimates from id's statistics.
+ */
+Datum
+snowflake_between_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestSimplify *req;
+	FuncExpr   *call;
+	Node	   *id;
+	char	   *nspname;
+	Expr	   *from_clause;
+	Expr	   *to_clause;
+
+	if (!IsA(rawreq, SupportRequestSimplify))
+		PG_RETURN_POINTER(NULL);
+	req = (SupportRequestSimplify *) rawreq;
+	call = req->fcall;
+	if (list_length(call->args) != 3)
+		PG_RETURN_POINTER(NULL);
+	id = linitial(call->args);
+	if (contain_volatile_functions(id))
+		PG_RETURN_POINTER(NULL);
+
+	nspname = get_namespace_name(get_func_namespace(call->funcid));
+	from_clause = snowflake_bound_clause(id, BTGreaterEqualStrategyNumber,
+										 nspname, "snowflake_min_id",
+										 lsecond(call->args));
+	to_clause = snowflake_bound_clause(id, BTLessEqualStrategyNumber,
+									   nspname, "snowflake_max_id",
+									   lthird(call->args));
+	PG_RETURN_POINTER(make_andclause(list_make2(from_clause, to_clause)));
+}
+
+/*
+ * snowflake_compose(ts timestamptz, datacenter_id integer, worker_id
+ * integer, sequence integer[, epoch timestamptz]) returns bigint: the ID of
+ * these parts, the inverse of snowflake_parse.  Fractions of a millisecond
+ * in ts are dropped.
+ */
+Datum
+snowflake_compose(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 4, &twitter,
+														  &epoch);
+	int64		ms;
+	int32		datacenter_id = PG_GETARG_INT32(1);
+	int32		worker_id = PG_GETARG_INT32(2);
+	int32		sequence = PG_GETARG_INT32(3);
+
+	ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0), epoch);
+	snowflake_check_part("datacenter_id", datacenter_id,
+						 layout->max_datacenter_id);
+	snowflake_check_part("worker_id", worker_id, layout->max_worker_id);
+	snowflake_check_part("sequence", sequence, layout->max_sequence);
+	PG_RETURN_INT64(snowflake_compose_id(layout, ms, datacenter_id,
+										 worker_id, sequence));
+}
+
+/*
+ * snowflake_format(id bigint[, epoch timestamptz]) returns text:
+ * "2017-09-15T09:35:04.848Z dc=2 worker=5 seq=0".
+ */
+Datum
+snowflake_format(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
+	int64		id = PG_GETARG_INT64(0);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
+						 false);
+	appendStringInfo(&buf, " dc=%d worker=%d seq=%lld",
+					 snowflake_id_datacenter(layout, id),
+					 snowflake_id_worker(layout, id),
+					 (long long) snowflake_id_sequence(layout, id));
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/*
+ * snowflake_json(id bigint[, epoch timestamptz]) returns jsonb: the ID as a
+ * string, which JavaScript reads without losing precision, and its parts,
+ * {"id": "...", "ts": "2017-09-15T09:35:04.848Z", "datacenter_id": 2,
+ * "worker_id": 5, "sequence": 0}.
+ */
+Datum
+snowflake_json(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
+	int64		id = PG_GETARG_INT64(0);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"id\": \"%lld\", \"ts\": \"", (long long) id);
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
+						 false);
+	appendStringInfo(&buf,
+					 "\", \"datacenter_id\": %d, \"worker_id\": %d, \"sequence\": %lld}",
+					 snowflake_id_datacenter(layout, id),
+					 snowflake_id_worker(layout, id),
+					 (long long) snowflake_id_sequence(layout, id));
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/*
+ * snowflake_serial(id bigint, prefix text[, epoch timestamptz]) returns
+ * text: a business serial number, the prefix, the UTC time as
+ * yyyyMMddHHmmssSSS, then datacenter, worker and sequence, each zero-padded
+ * to the width of its largest value.  Every part has a fixed width, so
+ * serials with one prefix are unique and sort as text in the order of their
+ * IDs.
+ */
+Datum
+snowflake_serial(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 2, &twitter,
+														  &epoch);
+	int64		id = PG_GETARG_INT64(0);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
+						 true);
+	appendStringInfo(&buf, "%0*d%0*d%0*lld",
+					 snowflake_digits(layout->max_datacenter_id),
+					 snowflake_id_datacenter(layout, id),
+					 snowflake_digits(layout->max_worker_id),
+					 snowflake_id_worker(layout, id),
+					 snowflake_digits(layout->max_sequence),
+					 (long long) snowflake_id_sequence(layout, id));
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/*
+ * snowflake_status() returns record: the generator's state, every counter
+ * in shared memory and the flags of the refusal episode and of replay, read
+ * without a lock; each value is current, but they are not a snapshot of one
+ * instant.  Behind the snowflake_status view.
+ */
+Datum
+snowflake_status(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeSharedState *state = snowflake_state;
+	TupleDesc	tupdesc;
+	Datum		values[22];
+	bool		nulls[22];
+	TimestampTz epoch;
+	uint64		last_tick;
+	int64		last_ms;
+	int64		mark_ms;
+	int64		now_ms;
+	int			us_into_ms;
+	uint64		ids_issued = 0;
+	int			i = 0;
+
+	if (state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to show its status"),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	epoch = snowflake_configured_epoch();
+	last_tick = pg_atomic_read_u64(&state->last_tick);
+	last_ms = (int64) (last_tick >> layout->sequence_bits);
+	mark_ms = (int64) pg_atomic_read_u64(&state->durable_mark);
+	now_ms = snowflake_clock_ms(&us_into_ms);
+	for (int slot = 0; slot < MaxBackends; slot++)
+		ids_issued += pg_atomic_read_u64(&state->ids_issued[slot].count);
+	memset(nulls, false, sizeof(nulls));
+
+	values[i++] = Int32GetDatum(snowflake_datacenter_id);
+	/* a worker id claimed from a registry is unknown until claimed */
+	nulls[i] = snowflake_node_worker_id() < 0;
+	values[i++] = Int32GetDatum(snowflake_node_worker_id());
+	values[i++] = TimestampTzGetDatum(epoch);
+	/* the last ID, unless none was issued since the start */
+	nulls[i] = nulls[i + 1] = last_tick == pg_atomic_read_u64(&state->floor_tick) ||
+		snowflake_node_worker_id() < 0;
+	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick));
+	values[i++] = TimestampTzGetDatum(epoch + last_ms * 1000);
+	values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
+	values[i++] = Int64GetDatum((int64) ids_issued);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->leads_taken));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->sequence_waits));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_behind_waits));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_errors));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->max_step_back_ms));
+	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->refusal_logged) != 0);
+	/* no mark before the first ID after initdb */
+	nulls[i] = mark_ms == 0;
+	values[i++] = TimestampTzGetDatum(epoch + mark_ms * 1000);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->writer_marks));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->backend_marks));
+	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->write_duration_us) / 1000.0);
+	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->max_write_duration_us) / 1000.0);
+	values[i++] = BoolGetDatum(state->mark_writer_latch != NULL);
+	values[i++] = BoolGetDatum(state->mark_invalid);
+	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->redo_write_failed) != 0);
+	values[i++] = TimestampTzGetDatum(epoch + (layout->max_ms + 1) * 1000);
+	Assert(i == lengthof(values));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
 /*---- WAL resource manager ----*/
 
 /*
@@ -2875,9 +3709,11 @@ snowflake_parse_with_layout(PG_FUNCTION_ARGS)
  *
  * In crash recovery the file was written before each of these records, so a
  * record above the file's mark means that the file went backwards (an older
- * copy replaced it), and generation is refused.  In a standby or archive
- * recovery the file may lag the WAL (it came with a base backup), so the
- * record is written to it.  If that fails, replay goes on, warning: the
+ * copy replaced it), and generation is refused.  In a standby, in archive
+ * recovery, or in the recovery of a base backup (a backup_label puts even a
+ * plain restore into archive recovery), the file may lag the WAL, since the
+ * backup copied it before later marks were written, so the record is
+ * written to it.  If that fails, replay goes on, warning: the
  * floor is raised in memory but the mark is not published as durable, so
  * that after a promotion no ID is issued before a new mark is on disk, and
  * the next mark record, or a clean shutdown, tries the file again.
@@ -2893,12 +3729,37 @@ snowflake_redo(XLogReaderState *record)
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
-	memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
-	if (state->mark_invalid ||
-		(int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
+	snowflake_read_mark_record(record, &xlrec);
+	if (state->mark_invalid)
 		return;
 
-	if (!StandbyMode && !ArchiveRecoveryRequested)
+	/*
+	 * A mark counts in its writer's epoch and layout.  Under others it would
+	 * mean other IDs: a standby configured unlike its primary must not
+	 * generate after a promotion.
+	 */
+	if (xlrec.epoch_unix_ms != snowflake_epoch_unix_ms ||
+		xlrec.time_bits != snowflake_layout.time_bits ||
+		xlrec.datacenter_bits != snowflake_layout.datacenter_bits ||
+		xlrec.worker_bits != snowflake_layout.worker_bits ||
+		xlrec.sequence_bits != snowflake_layout.sequence_bits)
+	{
+		snowflake_refuse_layout(psprintf(_("WAL records a mark written under snowflake.epoch %lld ms since 1970 and a layout of %d/%d/%d/%d bits, but this server runs with %lld ms and %d/%d/%d/%d bits."),
+										 (long long) xlrec.epoch_unix_ms,
+										 xlrec.time_bits, xlrec.datacenter_bits,
+										 xlrec.worker_bits, xlrec.sequence_bits,
+										 (long long) snowflake_epoch_unix_ms,
+										 snowflake_layout.time_bits,
+										 snowflake_layout.datacenter_bits,
+										 snowflake_layout.worker_bits,
+										 snowflake_layout.sequence_bits),
+								_("Give this server the epoch and layout of the server whose WAL it replays."));
+		return;
+	}
+	if ((int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
+		return;
+
+	if (!StandbyMode && !ArchiveRecoveryRequested && !InArchiveRecovery)
 	{
 		if (xlrec.mark_ms > state->file_mark)
 		{
@@ -2932,6 +3793,27 @@ snowflake_redo(XLogReaderState *record)
 	snowflake_raise_floor(state, xlrec.mark_ms);
 }
 
+/*
+ * Read a mark record.  One written by snowflake 1.0 holds only the mark, of
+ * Twitter's layout, in the epoch of the time.
+ */
+static void
+snowflake_read_mark_record(XLogReaderState *record, xl_snowflake_mark *xlrec)
+{
+	if (XLogRecGetDataLen(record) < sizeof(*xlrec))
+	{
+		memcpy(&xlrec->mark_ms, XLogRecGetData(record),
+			   SIZEOF_XL_SNOWFLAKE_MARK_V1);
+		xlrec->epoch_unix_ms = snowflake_epoch_unix_ms;
+		xlrec->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+		xlrec->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+		xlrec->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+		xlrec->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+		return;
+	}
+	memcpy(xlrec, XLogRecGetData(record), sizeof(*xlrec));
+}
+
 static void
 snowflake_desc(StringInfo buf, XLogReaderState *record)
 {
@@ -2941,8 +3823,12 @@ snowflake_desc(StringInfo buf, XLogReaderState *record)
 	{
 		xl_snowflake_mark xlrec;
 
-		memcpy(&xlrec, XLogRecGetData(record), sizeof(xlrec));
-		appendStringInfo(buf, "mark %lld ms", (long long) xlrec.mark_ms);
+		snowflake_read_mark_record(record, &xlrec);
+		appendStringInfo(buf, "mark %lld ms, epoch %lld ms, layout %d/%d/%d/%d",
+						 (long long) xlrec.mark_ms,
+						 (long long) xlrec.epoch_unix_ms, xlrec.time_bits,
+						 xlrec.datacenter_bits, xlrec.worker_bits,
+						 xlrec.sequence_bits);
 	}
 }
 

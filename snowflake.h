@@ -72,7 +72,10 @@ extern bool snowflake_registry_enabled(void);
  */
 extern void snowflake_registry_gate(int max_wait_ms);
 
-/* The worker id claimed from the registry; valid once the gate passed. */
+/*
+ * The worker id claimed from the registry: -1 until the first claim, and
+ * set for good once the gate passed.
+ */
 extern int	snowflake_registry_worker_id(void);
 
 #endif							/* SNOWFLAKE_H */

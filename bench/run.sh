@@ -55,6 +55,8 @@ bulk() {
 	PGOPTIONS="$3" "$bin/pgbench" -n -f "$2" -D n="$n" -c "$4" -j "$4" -t 1 2>/dev/null |
 		awk -v n="$n" '/^tps/ { printf "%.0f\n", $3 * n; exit }'
 }
+marks="SELECT marks_by_writer, marks_by_backends, extract(epoch FROM clock_timestamp()) FROM snowflake_status"
+m0=$(psql -F' ' -c "$marks" 2>/dev/null)
 : >"$dir/bulk"
 for r in $(seq "$rounds"); do
 	for s in 1 2 8; do
@@ -71,7 +73,7 @@ for k in snowflake identity uuid; do
 	done
 done
 psql -c "SELECT * FROM bench_fill($rows)" >"$dir/index" 2>/dev/null
-marks=$(psql -c "SELECT * FROM bench_marks()" 2>/dev/null)
+m1=$(psql -F' ' -c "$marks" 2>/dev/null)
 # median, spread and ratio against the first row's median, per group
 summary() {
 	sort -t'|' -k1,1 -k2,2n -k3,3n "$1" | awk -F'|' -v base="$2" -v ceil="$3" -v medians="$1.medians" '
@@ -84,6 +86,9 @@ summary() {
 		printf "| %s | %s | %.0f%s | %.1f%% | %s |\n", p[1], p[2], med[order[i]], share, spread[order[i]],
 			b ? sprintf("%.2fx", med[order[i]] / b) : "n/a" } }'
 }
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $("$bin/postgres" --version)."
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Command: bench/run.sh${1:+ $1}."
+echo
 echo "## Bulk: total IDs/s (median of $rounds rounds, N = $n)"
 echo; echo "| contender | sessions | IDs/s | spread | x nextval() CACHE 1 |"; echo "|---|---|---|---|---|"
 summary "$dir/bulk" "nextval() CACHE 1" 4096000
@@ -93,7 +98,8 @@ summary "$dir/insert" identity 0
 echo; echo "## Primary key after $rows rows"; echo
 echo "| key | bytes per row | leaf fill % |"; echo "|---|---|---|"
 awk -F'|' '{ printf "| %s | %s | %s |\n", $1, $2, $3 }' "$dir/index"
-[ -n "$marks" ] && { echo; echo "## Durable mark: $marks"; }
+[ -n "$m0" ] && [ -n "$m1" ] && echo "$m0 $m1" | awk '{ t = $6 - $3
+	printf "\n## Durable mark during the bulk runs (%.0f s)\n\n%.2f marks/s written by the mark writer, %.2f by backends\n", t, ($4 - $1) / t, ($5 - $2) / t }'
 # the chart: total IDs/s against sessions, one line a contender
 {
 	echo "set terminal pngcairo noenhanced size 1000,560; set output '$out/bulk.png'"

@@ -52,6 +52,18 @@ SHOW snowflake.max_clock_wait;
 RESET snowflake.max_lead;
 RESET snowflake.max_clock_wait;
 
+-- ALTER SYSTEM checks the layout the configuration files will give: widths
+-- that do not fit are refused; node ids fit the widths set beside them
+ALTER SYSTEM SET snowflake.time_bits = 60;
+ALTER SYSTEM SET snowflake.worker_id = 700;
+ALTER SYSTEM SET snowflake.datacenter_bits = 0;
+ALTER SYSTEM SET snowflake.worker_bits = 10;
+ALTER SYSTEM SET snowflake.worker_id = 700;
+ALTER SYSTEM SET snowflake.worker_id = 1024;
+ALTER SYSTEM RESET snowflake.worker_id;
+ALTER SYSTEM RESET snowflake.worker_bits;
+ALTER SYSTEM RESET snowflake.datacenter_bits;
+
 -- node ids are plain integers: no fractions to round, no hex
 ALTER SYSTEM SET snowflake.worker_id = 31.4;
 ALTER SYSTEM SET snowflake.worker_id = '1.5';

@@ -70,7 +70,7 @@ SELECT snowflake_parse(1, now(), 41, 5, 5, NULL) IS NULL AS null_in_null_out;
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparallel
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text;
 
 -- decoding is usable in an expression index when the epoch is explicit
 CREATE TABLE layout_idx (id bigint);

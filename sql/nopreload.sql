@@ -9,11 +9,22 @@ SET DateStyle = 'ISO';
 
 SELECT snowflake_next_id();
 SELECT snowflake_last_id();
+SELECT snowflake_next_ids(3);
+SELECT * FROM snowflake_status;
 
 -- decoding uses the configured epoch even without the preload
 SELECT * FROM snowflake_parse(175928847299117063);
 SELECT * FROM snowflake_parse(175928847299117063, '2015-01-01+00');
 SELECT * FROM snowflake_parse(-1);
+SELECT snowflake_timestamp(175928847299117063) AS ts,
+	snowflake_format(175928847299117063) AS text,
+	snowflake_serial(175928847299117063, 'D-') AS serial,
+	snowflake_min_id('2016-04-30 11:18:25.796+00') AS min_id,
+	snowflake_max_id('2016-04-30 11:18:25.796+00') AS max_id,
+	snowflake_compose('2016-04-30 11:18:25.796+00', 1, 0, 7) AS composed,
+	snowflake_between(175928847299117063, '2016-04-30 11:18:25.796+00',
+		'2016-04-30 11:18:25.796+00') AS between;
+SELECT snowflake_json(175928847299117063);
 
 -- no session can change the epoch that snowflake_parse(id) uses, or set a
 -- snowflake setting that does not exist: without the preload the
@@ -42,6 +53,7 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 SELECT query, pg_temp.sqlstate_of(query) AS sqlstate
-FROM (VALUES ('SELECT snowflake_next_id()'), ('SELECT snowflake_last_id()')) v(query);
+FROM (VALUES ('SELECT snowflake_next_id()'), ('SELECT snowflake_last_id()'),
+	('SELECT snowflake_next_ids(3)'), ('SELECT * FROM snowflake_status')) v(query);
 
 DROP EXTENSION snowflake;

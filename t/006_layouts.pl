@@ -230,6 +230,20 @@ my $after = $narrow->safe_psql('postgres',
 cmp_ok($after, '>', $max_before,
 	'after an accepted change of layout, new IDs are greater than every old one');
 
+# A change under which the old IDs would read as a time years ahead is
+# refused, though accepted: no max_lead could reach it.
+$narrow->stop;
+$narrow->append_conf('postgresql.conf', "snowflake.sequence_bits = 5\n");
+start_node($narrow);
+($elapsed, $ret, $stdout, $stderr) =
+  psql_timed($narrow, 'SELECT snowflake_next_id()');
+like($stderr,
+	qr/lies \d+ ms ahead of the clock, beyond any snowflake.max_lead/,
+	'an accepted change that would resume years ahead of the clock is refused');
+$narrow->stop;
+$narrow->append_conf('postgresql.conf', "snowflake.sequence_bits = 6\n");
+start_node($narrow);
+
 # An earlier epoch: the same numbers now stand for earlier times, so the
 # clock is already past the old IDs, read in the new epoch.  (A later epoch
 # would make IDs resume years ahead of the clock.)

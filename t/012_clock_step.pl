@@ -63,8 +63,8 @@ my $clock_behind_error =
 set_clock($node, -5);
 check_clock_offset($node, -5, 'server clock stepped back 5 s', 0.5);
 my ($last, $lead) = last_id_lead();
-cmp_ok($lead, '>', 4,
-	'the last ID now lies more than 4 s ahead of the clock');
+cmp_ok($lead, '>', 3,
+	'the last ID now lies more than 3 s ahead of the clock');
 
 # lead 0, wait 0: refused at once.
 my ($elapsed, $ret, $stdout, $stderr) = psql_timed(
@@ -80,8 +80,10 @@ ok( defined $behind_ms && $behind_ms > 3000 && $behind_ms <= 5100,
 ) or diag "detail says " . ($behind_ms // 'nothing');
 
 # lead 0, wait 10 s: blocks until the clock reaches the last ID, then goes
-# on.  The clock was about 5 s behind; allow for the time the steps above
-# took.
+# on.  The clock was about 5 s behind; the steps above took some of that,
+# and more on a loaded machine, so the wait is judged against the lead
+# measured right before the call, less a second for the psql calls.
+(undef, $lead) = last_id_lead();
 ($elapsed, $ret, $stdout, $stderr) = psql_timed(
 	$node, q{
 SET snowflake.max_lead = 0;
@@ -89,16 +91,17 @@ SET snowflake.max_clock_wait = 10000;
 INSERT INTO ids (id) SELECT snowflake_next_id() RETURNING id;
 });
 is($ret, 0, 'lead 0, wait 10 s: succeeds') or diag $stderr;
-cmp_ok($elapsed, '>=', 4,     '... after waiting about 5 s for the clock');
+cmp_ok($elapsed, '>=', $lead - 1,
+	'... after waiting for the clock to reach the last ID');
 cmp_ok($stdout,  '>',  $last, '... with an ID greater than the last one');
-note sprintf('waited %.3f s', $elapsed);
+note sprintf('waited %.3f s for a lead of %.3f s', $elapsed, $lead);
 
 # Step back 5 s more: the clock is again 5 s behind the last ID.
 set_clock($node, -10);
 check_clock_offset($node, -10, 'server clock stepped back 5 s more', 0.5);
 ($last, $lead) = last_id_lead();
-cmp_ok($lead, '>', 4,
-	'the last ID again lies more than 4 s ahead of the clock');
+cmp_ok($lead, '>', 3,
+	'the last ID again lies more than 3 s ahead of the clock');
 
 # lead 10 s: goes on at once, ahead of the clock.  With max_clock_wait 0
 # any wait for the clock would be an error, so success shows it did not

@@ -24,7 +24,10 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-my $node = snowflake_node('main', extra_conf => "restart_after_crash = on\n");
+my $node = snowflake_node(
+	'main',
+	allows_streaming => 1,
+	extra_conf => "restart_after_crash = on\n");
 start_node($node);
 ok( $node->log_contains(
 		qr/LOG:  snowflake high-water mark file "snowflake\.mark" does not exist; IDs start from the clock\n.*DETAIL:  This is expected the first time a server starts with snowflake\./
@@ -50,6 +53,20 @@ sub generate_past
 	} until (read_mark_file($mark_path)->{mark_ms} > $mark_ms
 		  || time() > $deadline);
 	return read_mark_file($mark_path)->{mark_ms};
+}
+
+# Is a SIGQUIT pending for process pid (stopped processes keep it pending)?
+sub sigquit_pending
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/status" or return 0;
+	my $status = do { local $/; <$fh> };
+	close $fh;
+	foreach my $field (qw(SigPnd ShdPnd))
+	{
+		return 1 if $status =~ /^$field:\s*([0-9a-f]+)/m && (hex($1) & 4);
+	}
+	return 0;
 }
 
 # Poll snowflake_next_id() until it fails; return its stderr.
@@ -99,6 +116,24 @@ my $id = $node->safe_psql('postgres',
 cmp_ok($id, '>', $max_before,
 	'after a restart generation resumes above every earlier ID');
 
+# A base backup copies the mark file while later marks go on being written
+# to WAL: restored as a server of its own (no standby), its recovery is not
+# a crash recovery, and a file older than the WAL is expected there.
+$node->safe_psql('postgres',
+	'INSERT INTO ids SELECT snowflake_next_id() FROM generate_series(1, 100)');
+$node->backup('restore');
+my $primary_max = $node->safe_psql('postgres', 'SELECT max(id) FROM ids');
+my $restored = PostgreSQL::Test::Cluster->new('restored');
+$restored->init_from_backup($node, 'restore');
+$restored->start;
+my $restored_id = $restored->safe_psql('postgres',
+	"SET snowflake.max_lead = 60000;\nSELECT snowflake_next_id()");
+cmp_ok($restored_id, '>', 0,
+	'a server restored from a base backup generates IDs');
+ok(!$restored->log_contains(qr/went backwards/),
+	'... without taking its mark file for an older copy');
+$restored->stop;
+
 # Crash recovery: an older copy put in place after a checkpoint, then a
 # crash of a backend, which makes the postmaster reinitialise and replay
 # WAL from the checkpoint.
@@ -125,6 +160,14 @@ write_mark_file($mark_path, $old_bytes);
 my $victim = $node->background_psql('postgres');
 my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
 kill 'KILL', $victim_pid;
+
+# Let the stopped writer go only once the postmaster's SIGQUIT is pending
+# for it, or it could put the true mark back before recovery reads the file.
+my $deadline_quit = time() + 30;
+until (sigquit_pending($writer) || time() > $deadline_quit)
+{
+	usleep(10_000);
+}
 kill 'CONT', $writer;
 $victim->quit;
 $node->poll_query_until('postgres', 'SELECT true');

@@ -120,7 +120,7 @@ ok(defined $ahead && $ahead > 3000 && $ahead <= 6000,
 	'... and the detail says how far ahead the mark lies')
   or diag "detail says " . ($ahead // 'nothing');
 like($stderr,
-	qr/HINT:  IDs are issued again within \d+ ms\. To issue them at once, ahead of the clock, raise snowflake\.max_lead to at least \d+ ms\./,
+	qr/HINT:  Wait \d+ ms, or raise snowflake\.max_lead to at least \d+ ms to issue IDs ahead of the clock at once\./,
 	'... and the hint says when IDs come back and how not to wait');
 my $id = $node->safe_psql('postgres',
 	"SET snowflake.max_lead = 10000;\nSELECT snowflake_next_id();");

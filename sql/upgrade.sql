@@ -1,0 +1,65 @@
+--
+-- ALTER EXTENSION snowflake UPDATE from 1.0 to 1.1 gives the same objects
+-- as a fresh CREATE EXTENSION of 1.1: every function with its definition
+-- (arguments, result, volatility, STRICT, PARALLEL, support function) and
+-- privileges, and every view with its query and privileges, compared in
+-- the catalogs of two databases.
+--
+\set regress_db :DBNAME
+
+-- one line per object of the extension, with what defines it
+SELECT $describe$
+SELECT string_agg(line, E'\n' ORDER BY line) AS objects
+FROM (SELECT pg_describe_object(d.classid, d.objid, 0) || ': ' ||
+		CASE d.classid
+			WHEN 'pg_proc'::regclass THEN
+				pg_get_functiondef(d.objid) || ' acl=' ||
+				coalesce((SELECT proacl::text FROM pg_proc WHERE oid = d.objid), 'default')
+			WHEN 'pg_class'::regclass THEN
+				coalesce(pg_get_viewdef(d.objid), '') || ' acl=' ||
+				coalesce((SELECT relacl::text FROM pg_class WHERE oid = d.objid), 'default')
+			ELSE ''
+		END AS line
+	  FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+	  WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+		AND e.extname = 'snowflake') o
+$describe$ AS describe_sql \gset
+
+-- 1.0, then the update
+CREATE EXTENSION snowflake VERSION '1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+:describe_sql \gset upgraded_
+-- the objects the update leaves
+SELECT pg_describe_object(d.classid, d.objid, 0) AS object
+FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+	AND e.extname = 'snowflake'
+ORDER BY 1;
+-- and they work
+SELECT count(*) AS ids FROM snowflake_next_ids(3);
+SELECT last_id = snowflake_last_id() AS status_works FROM snowflake_status;
+
+-- a fresh 1.1 in another database
+CREATE DATABASE snowflake_fresh;
+\c snowflake_fresh
+CREATE EXTENSION snowflake;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+:describe_sql \gset fresh_
+\c :regress_db
+DROP DATABASE snowflake_fresh;
+
+-- the same objects, defined the same way: no line of either is missing
+-- from the other
+SELECT length(:'upgraded_objects') > 5000 AS described,
+	:'upgraded_objects' = :'fresh_objects' AS same_objects;
+SELECT 'only after the update' AS side, line
+FROM (SELECT unnest(string_to_array(:'upgraded_objects', E'\n'))
+	  EXCEPT SELECT unnest(string_to_array(:'fresh_objects', E'\n'))) u(line)
+UNION ALL
+SELECT 'only in a fresh install', line
+FROM (SELECT unnest(string_to_array(:'fresh_objects', E'\n'))
+	  EXCEPT SELECT unnest(string_to_array(:'upgraded_objects', E'\n'))) f(line);
+
+DROP EXTENSION snowflake;
