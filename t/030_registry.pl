@@ -52,6 +52,17 @@ is( claim_row($pairs[0], 'system_identifier, port, data_directory, idle'),
 	'the registry records the holder: system identifier, port, data directory'
 );
 ok(-f $a->data_dir . '/snowflake.claim', 'the claim is cached next to the mark');
+is( $a->safe_psql(
+		'postgres', q{
+SELECT string_agg(DISTINCT p.datacenter_id || '|' || p.worker_id, ' ')
+FROM snowflake_next_ids(1000) i, snowflake_parse(i) p}),
+	$pairs[0],
+	'a block of IDs carries the claimed pair');
+is( $a->safe_psql(
+		'postgres',
+		"SELECT datacenter_id || '|' || worker_id FROM snowflake_status"),
+	$pairs[0],
+	'snowflake_status shows the claimed worker id');
 
 # A clean restart marks the claim idle and takes it back at once, even with
 # a takeover delay far longer than the test waits.
