@@ -5,9 +5,9 @@
 # the extension first (scripts/setup.sh).  Run as a user that may run initdb
 # (as root it re-runs itself as postgres).  Prints Markdown; never fails.
 #
-# Bulk: SELECT count(EXPR) FROM (SELECT generate_series(1, N)) g, from the
-# files bench/bulk_*.sql, in 1, 2 and 8 sessions at once (pgbench), as total
-# IDs per second.  Inserts: pgbench, 8 clients, bench/insert_*.sql.  Index:
+# Bulk: SELECT count(EXPR) FROM (SELECT generate_series(1, N / sessions)) g,
+# from the files bench/bulk_*.sql, in 1, 2 and 8 sessions at once (pgbench),
+# as total IDs per second.  Inserts: pgbench, 8 clients, bench/insert_*.sql.  Index:
 # bytes per row and leaf fill of each key after the inserts.  Contenders are
 # interleaved over the rounds so that the machine's drift hits them alike;
 # the table shows medians, the spread (slowest to fastest round, in % of the
@@ -52,8 +52,8 @@ snowflake_next_id(), max_lead 1000|bulk_snowflake.sql|-c snowflake.max_lead=1000
 snowflake_next_ids(1000), per ID|bulk_snowflake_batch.sql|-c snowflake.max_lead=0"
 # bulk NAME FILE OPTS SESSIONS: total IDs per second of one pgbench run
 bulk() {
-	PGOPTIONS="$3" "$bin/pgbench" -n -f "$2" -D n="$n" -c "$4" -j "$4" -t 1 2>/dev/null |
-		awk -v n="$n" '/^tps/ { printf "%.0f\n", $3 * n; exit }'
+	PGOPTIONS="$3" "$bin/pgbench" -n -f "$2" -D n=$((n / $4)) -c "$4" -j "$4" -t 1 2>/dev/null |
+		awk -v n=$((n / $4)) '/^tps/ { printf "%.0f\n", $3 * n; exit }'
 }
 marks="SELECT marks_by_writer, marks_by_backends, extract(epoch FROM clock_timestamp()) FROM snowflake_status"
 m0=$(psql -F' ' -c "$marks" 2>/dev/null)
