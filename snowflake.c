@@ -1004,8 +1004,11 @@ snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
 						   const char *value, const SnowflakeLayout *layout,
 						   const char *epoch_detail, const char *hint)
 {
+	/* a connection string may hold a password: keep it out of the log */
 	ereport(elevel,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 setting->kind == SNOWFLAKE_SETTING_CONNINFO ?
+			 errmsg("invalid value for parameter \"%s\"", setting->name) :
 			 errmsg("invalid value for parameter \"%s\": \"%s\"",
 					setting->name, value),
 			 epoch_detail ? errdetail_internal("%s", epoch_detail) :

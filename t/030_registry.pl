@@ -265,10 +265,10 @@ my $garbled = snowflake_node('m', registry => $registry,
 	extra_conf => "snowflake.registry = 'host=localhost no_such_option=1'\n");
 ok(!start_node($garbled, fail_ok => 1),
 	'a server whose snowflake.registry does not parse does not start');
-ok( $garbled->log_contains(
-		'invalid value for parameter "snowflake.registry": "host=localhost no_such_option=1"'
-	),
+ok($garbled->log_contains('invalid value for parameter "snowflake.registry"'),
 	'and names the setting');
+ok(!$garbled->log_contains('no_such_option=1'),
+	'but does not log the connection string, which may hold a password');
 ok($garbled->log_contains('invalid connection option "no_such_option"'),
 	'and says what libpq found wrong');
 
