@@ -2472,9 +2472,12 @@ snowflake_publish_mark(int64 mark_ms)
 
 /*---- generation ----*/
 
-/* Everything that must hold before this backend may generate an ID. */
+/*
+ * Everything that must hold before this backend may generate an ID, in
+ * function (named in the read-only refusal).
+ */
 static void
-snowflake_check_can_generate(void)
+snowflake_check_can_generate(const char *function)
 {
 	if (snowflake_state == NULL)
 		ereport(ERROR,
@@ -2493,7 +2496,7 @@ snowflake_check_can_generate(void)
 	 * As nextval() does: a server fenced by making its transactions
 	 * read-only must not hand out IDs either.
 	 */
-	PreventCommandIfReadOnly("snowflake_next_id()");
+	PreventCommandIfReadOnly(function);
 
 	if (snowflake_state->mark_invalid)
 		snowflake_report_invalid_mark();
@@ -2967,7 +2970,7 @@ snowflake_next_id(PG_FUNCTION_ARGS)
 	uint64		tick;
 	int64		id;
 
-	snowflake_check_can_generate();
+	snowflake_check_can_generate("snowflake_next_id()");
 	tick = (uint64) snowflake_generate();
 
 	id = snowflake_compose_id(&snowflake_layout,
@@ -3326,7 +3329,7 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 					 errmsg("snowflake_next_ids() cannot issue %d IDs", n),
 					 errdetail("A block holds from 1 to %d IDs.",
 							   SNOWFLAKE_MAX_BLOCK)));
-		snowflake_check_can_generate();
+		snowflake_check_can_generate("snowflake_next_ids()");
 
 		/* a block starting at the clock must end within max_lead of it */
 		most_in_lead = ((int64) snowflake_max_lead + 1) << layout->sequence_bits;
