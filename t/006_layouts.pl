@@ -275,4 +275,39 @@ like($stderr,
 	'a change of layout after a crash is refused, even when accepted');
 $narrow->stop;
 
+# A standby keeps the layout it was configured with.  When its primary
+# changes layout, the marks it replays count in the new one: it says so,
+# and refuses to generate after a promotion rather than count them in its
+# own.
+my $primary = snowflake_node('layout_primary', allows_streaming => 1);
+start_node($primary);
+$primary->safe_psql('postgres', q{
+CREATE EXTENSION snowflake;
+CREATE TABLE ids AS SELECT snowflake_next_id() AS id FROM generate_series(1, 1000);
+});
+$primary->backup('layout_backup');
+my $standby = snowflake_standby($primary, 'layout_backup', 'layout_standby');
+start_node($standby);
+$primary->wait_for_catchup($standby);
+$primary->stop;
+$primary->append_conf('postgresql.conf',
+	"snowflake.time_bits = 40\nsnowflake.sequence_bits = 13\nsnowflake.accept_layout_change = on\n");
+start_node($primary);
+$primary->safe_psql('postgres',
+	"SET snowflake.max_lead = '1h';\nINSERT INTO ids SELECT snowflake_next_id() FROM generate_series(1, 1000)");
+$primary->wait_for_catchup($standby);
+ok( $standby->wait_for_log(
+		qr/WAL records a mark written under snowflake.epoch \d+ ms since 1970 and a layout of 40\/5\/5\/13 bits, but this server runs with \d+ ms and 41\/5\/5\/12 bits/
+	),
+	'a standby replaying marks of another layout says so');
+$primary->stop('immediate');
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
+($elapsed, $ret, $stdout, $stderr) =
+  psql_timed($standby, 'SELECT snowflake_next_id()');
+like($stderr,
+	qr/ERROR:  55000: snowflake epoch or layout changed since the high-water mark was written/,
+	'... and refuses to generate after a promotion');
+$standby->stop;
+
 done_testing();
