@@ -543,6 +543,13 @@ static bool snowflake_parse_epoch(const char *value, int64 *epoch_unix_ms,
 static bool snowflake_check_epoch(char **newval, void **extra, GucSource source);
 static void snowflake_assign_epoch(const char *newval, void *extra);
 static const char *snowflake_show_epoch(void);
+static void snowflake_assign_width(int newval, void *extra);
+static void snowflake_report_bad_value(int elevel,
+									   const SnowflakeSetting *setting,
+									   const char *value,
+									   const SnowflakeLayout *layout,
+									   const char *epoch_detail,
+									   const char *hint);
 static void snowflake_process_utility(PlannedStmt *pstmt,
 									  const char *queryString,
 									  bool readOnlyTree,
@@ -599,6 +606,10 @@ static RmgrData snowflake_rmgr = {
  * its default, which snowflake_parse(id) must not use in its place.
  */
 static const char *snowflake_epoch_error = NULL;
+
+/* The same for a width of the layout: its setting, and the value refused. */
+static const SnowflakeSetting *snowflake_width_error = NULL;
+static const char *snowflake_width_error_value = NULL;
 
 /*
  * Module load: define the settings, reserve their prefix, install the check
@@ -659,6 +670,18 @@ _PG_init(void)
 			!snowflake_parse_epoch(raw[epoch_index], &epoch_unix_ms, &detail))
 			snowflake_epoch_error = MemoryContextStrdup(TopMemoryContext,
 														raw[epoch_index]);
+		for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+		{
+			if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH &&
+				raw[i] != NULL && snowflake_width_error == NULL &&
+				!snowflake_check_setting_value(&snowflake_settings[i], raw[i],
+											   NULL, &detail))
+			{
+				snowflake_width_error = &snowflake_settings[i];
+				snowflake_width_error_value =
+					MemoryContextStrdup(TopMemoryContext, raw[i]);
+			}
+		}
 		return;
 	}
 
@@ -710,7 +733,7 @@ snowflake_define_settings(GucContext start_context)
 							SNOWFLAKE_DEFAULT_TIME_BITS, 32, 63,
 							start_context,
 							0,
-							NULL, NULL, NULL);
+							NULL, snowflake_assign_width, NULL);
 
 	DefineCustomIntVariable("snowflake.datacenter_bits",
 							"Bits of an ID that hold the datacenter id.",
@@ -720,7 +743,7 @@ snowflake_define_settings(GucContext start_context)
 							SNOWFLAKE_MAX_NODE_BITS,
 							start_context,
 							0,
-							NULL, NULL, NULL);
+							NULL, snowflake_assign_width, NULL);
 
 	DefineCustomIntVariable("snowflake.worker_bits",
 							"Bits of an ID that hold the worker id.",
@@ -730,7 +753,7 @@ snowflake_define_settings(GucContext start_context)
 							SNOWFLAKE_MAX_NODE_BITS,
 							start_context,
 							0,
-							NULL, NULL, NULL);
+							NULL, snowflake_assign_width, NULL);
 
 	DefineCustomIntVariable("snowflake.sequence_bits",
 							"Bits of an ID that count IDs within a millisecond.",
@@ -740,7 +763,7 @@ snowflake_define_settings(GucContext start_context)
 							SNOWFLAKE_DEFAULT_SEQUENCE_BITS, 1, 31,
 							start_context,
 							0,
-							NULL, NULL, NULL);
+							NULL, snowflake_assign_width, NULL);
 
 	DefineCustomIntVariable("snowflake.datacenter_id",
 							"Datacenter id written into every snowflake ID.",
@@ -915,6 +938,10 @@ snowflake_configured_layout(void)
 
 	if (snowflake_preloaded)
 		return &snowflake_layout;
+	if (snowflake_width_error != NULL)
+		snowflake_report_bad_value(ERROR, snowflake_width_error,
+								   snowflake_width_error_value, NULL, NULL,
+								   NULL);
 	total = snowflake_time_bits + snowflake_datacenter_bits +
 		snowflake_worker_bits + snowflake_sequence_bits;
 	snowflake_layout_init(&layout, snowflake_time_bits,
@@ -1380,6 +1407,16 @@ snowflake_assign_epoch(const char *newval, void *extra)
 {
 	snowflake_epoch_unix_ms = *((int64 *) extra);
 	snowflake_epoch_error = NULL;
+}
+
+/*
+ * GUC assign hook for the widths: a valid value from a reload replaces one
+ * that was refused when the module was loaded without the preload.
+ */
+static void
+snowflake_assign_width(int newval, void *extra)
+{
+	snowflake_width_error = NULL;
 }
 
 /*

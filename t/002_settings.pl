@@ -197,6 +197,23 @@ is( $node->safe_psql(
 		"SET TimeZone = 'UTC'; SELECT ts FROM snowflake_parse(4194304)"),
 	'2010-11-04 01:42:54.658+00',
 	'decoding works without the preload');
+
+# A width that is not valid, without the preload: decoding says so rather
+# than use the default layout; a reload with a valid one mends it.
+$node->append_conf('postgresql.conf', "snowflake.time_bits = 70\n");
+$node->reload;
+($ret, $stdout, $stderr) =
+  $node->psql('postgres', 'SELECT * FROM snowflake_parse(4194304)');
+like(
+	$stderr,
+	qr/ERROR:  invalid value for parameter "snowflake.time_bits": "70"\n.*DETAIL:  "snowflake.time_bits" must be an integer from 32 to 63\./,
+	'without the preload, a bad width makes decoding fail with the reason');
+$node->append_conf('postgresql.conf', "snowflake.time_bits = 41\n");
+$node->reload;
+$node->poll_query_until('postgres',
+	"SELECT (snowflake_parse(4194304)).sequence = 0");
+is($node->safe_psql('postgres', 'SELECT (snowflake_parse(4194304)).ts IS NOT NULL'),
+	't', '... until a reload gives a valid one');
 $node->stop;
 
 done_testing();
