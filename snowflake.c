@@ -524,6 +524,8 @@ PG_FUNCTION_INFO_V1(snowflake_parse_with_layout);
 static void snowflake_define_settings(GucContext start_context);
 static void snowflake_register_mark_writer(void);
 static void snowflake_set_layout(void);
+static bool snowflake_layout_from_settings(SnowflakeLayout *layout,
+										   int elevel);
 static void snowflake_report_bad_layout(int elevel,
 										const SnowflakeLayout *layout,
 										int total, const char *hint);
@@ -565,6 +567,7 @@ static void snowflake_read_mark_file(SnowflakeSharedState *state);
 static bool snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms,
 									  int elevel);
 static void snowflake_invalidate_mark(const char *reason);
+static void snowflake_mark_went_back(const char *reason);
 static bool snowflake_shut_down_cleanly(bool standby_too);
 static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
 static void snowflake_accept_layout(SnowflakeSharedState *state,
@@ -657,10 +660,7 @@ _PG_init(void)
 
 		snowflake_define_settings(PGC_SIGHUP);
 		MarkGUCPrefixReserved("snowflake");
-		if (snowflake_time_bits + snowflake_datacenter_bits +
-			snowflake_worker_bits + snowflake_sequence_bits <= 63)
-			snowflake_layout = *snowflake_configured_layout();
-		else
+		if (!snowflake_layout_from_settings(&snowflake_layout, 0))
 			snowflake_layout_init(&snowflake_layout,
 								  SNOWFLAKE_DEFAULT_TIME_BITS,
 								  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
@@ -909,20 +909,34 @@ snowflake_find_setting(const char *name)
 }
 
 /*
- * Set the server's layout from its settings, stopping the server if the
- * widths add up to more than a positive bigint holds.  Runs once, at start.
+ * Fill in layout from the four width settings.  If they add up to more
+ * than a positive bigint holds, report that at elevel (when not 0) and
+ * return false.
  */
-static void
-snowflake_set_layout(void)
+static bool
+snowflake_layout_from_settings(SnowflakeLayout *layout, int elevel)
 {
 	int			total = snowflake_time_bits + snowflake_datacenter_bits +
 		snowflake_worker_bits + snowflake_sequence_bits;
 
-	snowflake_layout_init(&snowflake_layout, snowflake_time_bits,
+	snowflake_layout_init(layout, snowflake_time_bits,
 						  snowflake_datacenter_bits, snowflake_worker_bits,
 						  snowflake_sequence_bits);
-	if (total > 63)
-		snowflake_report_bad_layout(FATAL, &snowflake_layout, total, NULL);
+	if (total <= 63)
+		return true;
+	if (elevel != 0)
+		snowflake_report_bad_layout(elevel, layout, total, NULL);
+	return false;
+}
+
+/*
+ * Set the server's layout from its settings, stopping the server if the
+ * widths do not fit.  Runs once, at start.
+ */
+static void
+snowflake_set_layout(void)
+{
+	(void) snowflake_layout_from_settings(&snowflake_layout, FATAL);
 }
 
 /*
@@ -934,7 +948,6 @@ static const SnowflakeLayout *
 snowflake_configured_layout(void)
 {
 	static SnowflakeLayout layout;
-	int			total;
 
 	if (snowflake_preloaded)
 		return &snowflake_layout;
@@ -942,13 +955,7 @@ snowflake_configured_layout(void)
 		snowflake_report_bad_value(ERROR, snowflake_width_error,
 								   snowflake_width_error_value, NULL, NULL,
 								   NULL);
-	total = snowflake_time_bits + snowflake_datacenter_bits +
-		snowflake_worker_bits + snowflake_sequence_bits;
-	snowflake_layout_init(&layout, snowflake_time_bits,
-						  snowflake_datacenter_bits, snowflake_worker_bits,
-						  snowflake_sequence_bits);
-	if (total > 63)
-		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
+	(void) snowflake_layout_from_settings(&layout, ERROR);
 	return &layout;
 }
 
@@ -2082,13 +2089,20 @@ snowflake_mark_file_went_back(void)
 		state->file_mark = state->written_mark;
 		state->mark_restored = true;
 	}
+	snowflake_mark_went_back(reason);
+	return true;
+}
+
+/* Disable generation: the mark file went backwards, for reason. */
+static void
+snowflake_mark_went_back(const char *reason)
+{
 	snowflake_invalidate_mark(reason);
 	ereport(LOG,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("snowflake high-water mark file \"%s\" went backwards; ID generation is disabled",
 					SNOWFLAKE_MARK_FILE),
-			 errdetail_internal("%s", state->mark_invalid_reason)));
-	return true;
+			 errdetail_internal("%s", reason)));
 }
 
 /*
@@ -3806,14 +3820,9 @@ snowflake_redo(XLogReaderState *record)
 	{
 		if (xlrec.mark_ms > state->file_mark)
 		{
-			snowflake_invalidate_mark(psprintf(_("WAL records a mark of %lld ms, but the file holds %lld ms: it was replaced by an older copy, or removed."),
-											   (long long) xlrec.mark_ms,
-											   (long long) state->file_mark));
-			ereport(LOG,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("snowflake high-water mark file \"%s\" went backwards; ID generation is disabled",
-							SNOWFLAKE_MARK_FILE),
-					 errdetail_internal("%s", state->mark_invalid_reason)));
+			snowflake_mark_went_back(psprintf(_("WAL records a mark of %lld ms, but the file holds %lld ms: it was replaced by an older copy, or removed."),
+											  (long long) xlrec.mark_ms,
+											  (long long) state->file_mark));
 		}
 		return;
 	}
