@@ -3490,8 +3490,9 @@ snowflake_max_id(PG_FUNCTION_ARGS)
  * snowflake_between(id bigint, from timestamptz, to timestamptz) returns
  * boolean: is id from the millisecond of from through the millisecond of
  * to?  That is id BETWEEN snowflake_min_id(from) AND snowflake_max_id(to),
- * which snowflake_between_support puts in its place, so that an index on
- * id answers it.
+ * except for NULLs and errors: a NULL bound makes the call NULL, and a bound
+ * that no ID can carry is an error whatever id is.
+ * snowflake_between_support derives the index conditions on id from it.
  */
 Datum
 snowflake_between(PG_FUNCTION_ARGS)
@@ -3536,41 +3537,87 @@ snowflake_bound_clause(Node *arg, int16 strategy, char *nspname,
 }
 
 /*
- * The planner support function of snowflake_between: replaces a call whose
- * id argument has no volatile function (which the replacement would
- * evaluate twice) with id >= snowflake_min_id(from) AND id <=
- * snowflake_max_id(to), which a btree index on id answers, and whose
- * selectivity the planner estimates from id's statistics.
+ * id >= snowflake_min_id(from) and id <= snowflake_max_id(to), for the
+ * arguments (id, from, to) of a call of snowflake_between, funcid: what an
+ * index on id can answer of the call.
+ */
+static List *
+snowflake_between_bounds(Oid funcid, List *args)
+{
+	char	   *nspname = get_namespace_name(get_func_namespace(funcid));
+
+	return list_make2(snowflake_bound_clause(linitial(args),
+											 BTGreaterEqualStrategyNumber,
+											 nspname, "snowflake_min_id",
+											 lsecond(args)),
+					  snowflake_bound_clause(linitial(args),
+											 BTLessEqualStrategyNumber,
+											 nspname, "snowflake_max_id",
+											 lthird(args)));
+}
+
+/*
+ * The planner support function of snowflake_between.  For a btree index on
+ * its id argument, it derives the index conditions id >=
+ * snowflake_min_id(from) and id <= snowflake_max_id(to), so that the index
+ * answers the call; and it estimates the call's selectivity as that of
+ * those two conditions, from id's statistics.
+ *
+ * The conditions are lossy: the call stays as a filter on the rows the
+ * index returns.  It is not replaced by them, as it once was, because they
+ * are not the same: with a NULL bound the call is NULL, and so is NOT of it,
+ * while the conditions can be false, so NOT of them true; and AND stops at a
+ * false half, so an infinite bound in the other half would be no error.
+ * The conditions only narrow the scan; the answer is the call's.  They are
+ * evaluated when the scan starts, so a bound that no ID can carry is the
+ * call's error even where no row reaches the call.
+ *
+ * Only bounds that are constant for the scan make index conditions: no
+ * volatile function, and no column of the index's own table.
  */
 Datum
 snowflake_between_support(PG_FUNCTION_ARGS)
 {
 	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
-	SupportRequestSimplify *req;
-	FuncExpr   *call;
-	Node	   *id;
-	char	   *nspname;
-	Expr	   *from_clause;
-	Expr	   *to_clause;
 
-	if (!IsA(rawreq, SupportRequestSimplify))
-		PG_RETURN_POINTER(NULL);
-	req = (SupportRequestSimplify *) rawreq;
-	call = req->fcall;
-	if (list_length(call->args) != 3)
-		PG_RETURN_POINTER(NULL);
-	id = linitial(call->args);
-	if (contain_volatile_functions(id))
-		PG_RETURN_POINTER(NULL);
+	if (IsA(rawreq, SupportRequestIndexCondition))
+	{
+		SupportRequestIndexCondition *req;
+		FuncExpr   *call;
 
-	nspname = get_namespace_name(get_func_namespace(call->funcid));
-	from_clause = snowflake_bound_clause(id, BTGreaterEqualStrategyNumber,
-										 nspname, "snowflake_min_id",
-										 lsecond(call->args));
-	to_clause = snowflake_bound_clause(id, BTLessEqualStrategyNumber,
-									   nspname, "snowflake_max_id",
-									   lthird(call->args));
-	PG_RETURN_POINTER(make_andclause(list_make2(from_clause, to_clause)));
+		req = (SupportRequestIndexCondition *) rawreq;
+		/* the planner has matched the index column to an argument: id? */
+		if (req->indexarg != 0 || req->opfamily != INTEGER_BTREE_FAM_OID ||
+			!is_funcclause(req->node))
+			PG_RETURN_POINTER(NULL);
+		call = (FuncExpr *) req->node;
+		if (list_length(call->args) != 3 ||
+			!is_pseudo_constant_for_index(req->root, lsecond(call->args),
+										  req->index) ||
+			!is_pseudo_constant_for_index(req->root, lthird(call->args),
+										  req->index))
+			PG_RETURN_POINTER(NULL);
+
+		req->lossy = true;
+		PG_RETURN_POINTER(snowflake_between_bounds(call->funcid, call->args));
+	}
+
+	if (IsA(rawreq, SupportRequestSelectivity))
+	{
+		SupportRequestSelectivity *req = (SupportRequestSelectivity *) rawreq;
+
+		if (list_length(req->args) != 3)
+			PG_RETURN_POINTER(NULL);
+		req->selectivity =
+			clauselist_selectivity(req->root,
+								   snowflake_between_bounds(req->funcid,
+															req->args),
+								   req->varRelid, req->jointype,
+								   req->sjinfo);
+		PG_RETURN_POINTER(req);
+	}
+
+	PG_RETURN_POINTER(NULL);
 }
 
 /*
