@@ -90,7 +90,10 @@ typedef enum SnowflakeClaimStatus
 	CLAIM_PENDING,				/* no answer yet */
 	CLAIM_HELD,					/* claimed from the registry */
 	CLAIM_CACHED,				/* registry unreachable: the cached claim */
-	CLAIM_REFUSED,				/* another incarnation holds it; retrying */
+	CLAIM_REFUSED,				/* another start of this server holds it;
+								 * watching it, retrying */
+	CLAIM_WAITING,				/* a worker id is being freed for this
+								 * server; watching it, retrying */
 	CLAIM_FULL,					/* no worker id free; retrying */
 	CLAIM_UNREACHABLE,			/* registry unreachable, no cache; retrying */
 	CLAIM_LOST,					/* the claim moved away: final */
@@ -99,24 +102,38 @@ typedef enum SnowflakeClaimStatus
 
 #define SNOWFLAKE_REGISTRY_TEXT_LEN 256
 
+/* fast_deadline_us and fast_ceiling_ms when nothing limits the claim */
+#define REGISTRY_UNLIMITED	PG_UINT64_MAX
+
 /*
- * Everything but the first two fields under mutex.  worker_id is set once,
+ * Everything but the first three fields under mutex.  worker_id is set once,
  * when status first becomes CLAIM_HELD or CLAIM_CACHED, and never changes
  * afterwards.  The holder fields describe who holds the claim this server
  * was refused or lost; reason is the registry's or libpq's own words when
- * it cannot be used.  fast_status and fast_confirmed_us repeat status and
- * confirmed_us for the gate, which reads them on every ID without the lock;
- * they are written after the fields under mutex.
+ * it cannot be used.
+ *
+ * The gate reads the first three on every ID without the lock.  fast_gate
+ * is the status in its low byte and, above, a generation that grows each
+ * time the claim stops being usable or becomes usable again, so that a call
+ * that straddles such a moment sees a different value after its
+ * compare-and-swap than before.  With snowflake.registry_require_check_in,
+ * fast_deadline_us is the monotonic time at which the claim stops being
+ * usable (the last successful check-in, as sent, plus the takeover delay
+ * agreed with the registry) and fast_ceiling_ms the latest ID time this
+ * server promised the registry; both are REGISTRY_UNLIMITED otherwise.  The
+ * registry worker writes them after the fields under mutex, and fast_gate
+ * last.
  */
 typedef struct SnowflakeRegistryState
 {
-	pg_atomic_uint32 fast_status;
-	pg_atomic_uint64 fast_confirmed_us;
+	pg_atomic_uint64 fast_gate;
+	pg_atomic_uint64 fast_deadline_us;
+	pg_atomic_uint64 fast_ceiling_ms;
 	slock_t		mutex;
 	SnowflakeClaimStatus status;
+	uint64		generation;
 	int			worker_id;		/* -1 until claimed */
-	uint64		confirmed_us;	/* monotonic time of the last successful
-								 * claim or check-in (when it was sent) */
+	int			agreed_delay_ms;	/* the takeover delay in force */
 	char		token[37];		/* this incarnation's token, a UUID */
 	int			holder_worker_id;	/* the claim refused, or -1 */
 	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];
@@ -324,8 +341,9 @@ registry_shmem_startup(void)
 		uint8		bytes[16];
 
 		memset(registry_state, 0, sizeof(*registry_state));
-		pg_atomic_init_u32(&registry_state->fast_status, CLAIM_PENDING);
-		pg_atomic_init_u64(&registry_state->fast_confirmed_us, 0);
+		pg_atomic_init_u64(&registry_state->fast_gate, CLAIM_PENDING);
+		pg_atomic_init_u64(&registry_state->fast_deadline_us, 0);
+		pg_atomic_init_u64(&registry_state->fast_ceiling_ms, 0);
 		SpinLockInit(&registry_state->mutex);
 		registry_state->status = CLAIM_PENDING;
 		registry_state->worker_id = -1;
@@ -356,56 +374,55 @@ registry_monotonic_us(void)
 
 /*---- the gate backends pass before generating ----*/
 
+/* the status in a fast_gate value */
+#define GATE_STATUS(gate) ((SnowflakeClaimStatus) ((gate) & 0xFF))
+
 /*
- * May this server generate with a claim in this state?  With
- * snowflake.registry_require_check_in, only while the last successful
- * check-in is younger than the takeover delay.
+ * May this server generate with a claim in this state?  A claim from the
+ * registry only until its deadline, if it has one; the cached claim only
+ * where no check-in is required (its deadline is then unlimited).
  */
 static bool
-registry_claim_usable(uint32 status, uint64 confirmed_us)
+registry_claim_usable(SnowflakeClaimStatus status, uint64 deadline_us)
 {
 	if (status != CLAIM_HELD && status != CLAIM_CACHED)
 		return false;
-	if (!registry_require_check_in)
+	if (deadline_us == REGISTRY_UNLIMITED)
 		return true;
-	return status == CLAIM_HELD &&
-		registry_monotonic_us() - confirmed_us <=
-		(uint64) registry_takeover_delay * 1000;
+	return status == CLAIM_HELD && registry_monotonic_us() <= deadline_us;
 }
 
 /*
  * Return once this server may generate with its claim (see snowflake.h).
- * The usual case costs two atomic reads.  While the claim is not usable,
+ * The usual case costs three atomic reads, and a read of the monotonic clock
+ * with snowflake.registry_require_check_in.  While the claim is not usable,
  * wait for the registry worker, polling the shared state, for at most
  * max_wait_ms; then raise the error that says why.  A claim that moved or
  * was released for shutdown fails at once.
  */
-void
+uint64
 snowflake_registry_gate(int max_wait_ms)
 {
 	SnowflakeRegistryState copy;
 	uint64		started_us = 0;
 
 	if (!snowflake_registry_enabled())
-		return;
+		return 0;
 
 	for (;;)
 	{
+		uint64		gate = pg_atomic_read_u64(&registry_state->fast_gate);
 		uint64		now_us;
 
-		if (registry_claim_usable(pg_atomic_read_u32(&registry_state->fast_status),
-								  pg_atomic_read_u64(&registry_state->fast_confirmed_us)))
-		{
-			/* the worker id was written before the status */
-			pg_read_barrier();
-			return;
-		}
+		/* the worker id and the deadline were written before the gate */
+		pg_read_barrier();
+		if (registry_claim_usable(GATE_STATUS(gate),
+								  pg_atomic_read_u64(&registry_state->fast_deadline_us)))
+			return gate;
 
 		SpinLockAcquire(&registry_state->mutex);
 		memcpy(&copy, registry_state, sizeof(copy));
 		SpinLockRelease(&registry_state->mutex);
-		if (registry_claim_usable(copy.status, copy.confirmed_us))
-			return;
 
 		now_us = registry_monotonic_us();
 		if (started_us == 0)
@@ -423,6 +440,53 @@ snowflake_registry_gate(int max_wait_ms)
 		}
 		registry_error(&copy);
 	}
+}
+
+/*
+ * Fail a call whose ticks, up to end_ms, were claimed after the claim
+ * changed or stopped being usable since the gate, or lie past the time this
+ * server promised the registry (see snowflake.h).  Those ticks are never
+ * issued.  The compare-and-swap that claimed them is a full barrier, so
+ * what is read here is at least as new as the claim's state at that moment.
+ */
+void
+snowflake_registry_recheck(uint64 gate, int64 end_ms)
+{
+	SnowflakeRegistryState copy;
+	uint64		ceiling_ms;
+
+	if (!snowflake_registry_enabled())
+		return;
+
+	ceiling_ms = pg_atomic_read_u64(&registry_state->fast_ceiling_ms);
+	if (pg_atomic_read_u64(&registry_state->fast_gate) == gate &&
+		registry_claim_usable(GATE_STATUS(gate),
+							  pg_atomic_read_u64(&registry_state->fast_deadline_us)) &&
+		(ceiling_ms == REGISTRY_UNLIMITED || end_ms <= (int64) ceiling_ms))
+		return;
+
+	SpinLockAcquire(&registry_state->mutex);
+	memcpy(&copy, registry_state, sizeof(copy));
+	SpinLockRelease(&registry_state->mutex);
+	if (copy.status != GATE_STATUS(gate) || copy.generation != (gate >> 8))
+	{
+		if (copy.status == CLAIM_HELD || copy.status == CLAIM_CACHED)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: this server's registry claim changed during the call"),
+					 errdetail("The claim stopped being usable while the call waited, and was granted again since."),
+					 errhint("Retry the call.")));
+		registry_error(&copy);
+	}
+	if (ceiling_ms != REGISTRY_UNLIMITED && end_ms > (int64) ceiling_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not generate a snowflake ID: the ID would pass the time this server promised the registry"),
+				 errdetail("\"snowflake.registry_require_check_in\" is on, and at its last check-in this server promised to issue no ID later than %lld ms after snowflake.epoch before its next check-in; the next ID is %lld ms later.",
+						   (long long) ceiling_ms,
+						   (long long) (end_ms - (int64) ceiling_ms)),
+				 errhint("Make the registry named by \"snowflake.registry\" reachable, and check the system clock.")));
+	registry_error(&copy);
 }
 
 /*
@@ -454,6 +518,15 @@ registry_error(SnowflakeRegistryState *copy)
 					 errmsg("could not generate a snowflake ID: no worker id has been claimed yet"),
 					 errdetail("The registry did not answer this server's claim within \"snowflake.max_clock_wait\"."),
 					 errhint("The server log says why the claim has not completed.")));
+			break;
+		case CLAIM_WAITING:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: worker id %d of datacenter %d is being freed for this server",
+							copy->holder_worker_id, registry_datacenter_id),
+					 errdetail("It was released or reassigned, or its holder, %s, has not checked in since %s; it passes to this server once its holder has confirmed or cannot be generating any more.",
+							   copy->holder, copy->holder_checked_in),
+					 errhint("The server log says when the registry was last asked.")));
 			break;
 		case CLAIM_REFUSED:
 			ereport(ERROR,
@@ -506,7 +579,7 @@ registry_error(SnowflakeRegistryState *copy)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not generate a snowflake ID: no check-in with the registry succeeded for \"snowflake.registry_takeover_delay\""),
 					 errdetail("\"snowflake.registry_require_check_in\" is on, and the claim may pass to another start of this server once it has not checked in for %d ms.",
-							   registry_takeover_delay),
+							   copy->agreed_delay_ms),
 					 errhint("Make the registry named by \"snowflake.registry\" reachable.")));
 			break;
 	}
@@ -758,12 +831,15 @@ registry_exec(PGconn *conn, const char *query, int nparams,
 /* what the registry said about a claim (see snowflake_registry_answer) */
 typedef struct RegistryAnswer
 {
-	char		status[16];		/* claimed, refused, full; held, moved,
-								 * released */
-	int			worker_id;
+	char		status[16];		/* claimed, refused, waiting, full; held,
+								 * moved, released */
+	int			worker_id;		/* -1 if none */
 	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];	/* who holds it */
 	char		holder_since[64];
 	char		holder_checked_in[64];
+	int64		version;		/* of the claim refused or waited for */
+	int64		wait_ms;		/* how long to see that version unchanged */
+	int64		floor_unix_ms;	/* claimed: IDs must lie after this, or -1 */
 } RegistryAnswer;
 
 /*
@@ -772,10 +848,14 @@ typedef struct RegistryAnswer
  */
 #define REGISTRY_ANSWER_COLUMNS \
 	"a.status, a.worker_id, " \
-	"format('the server at %%s:%%s (data directory %%s, system identifier %%s)', " \
-	"       a.host, a.port, a.data_directory, a.system_identifier), " \
+	"CASE WHEN a.host IS NOT NULL THEN " \
+	"  format('the server at %%s:%%s (data directory %%s, system identifier %%s)', " \
+	"         a.host, a.port, a.data_directory, a.system_identifier) " \
+	"ELSE format('the server with system identifier %%s', a.system_identifier) END, " \
 	"to_char(a.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
-	"to_char(a.checked_in_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"')"
+	"to_char(a.checked_in_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
+	"a.version, (extract(epoch FROM a.wait) * 1000)::bigint, " \
+	"ceil(extract(epoch FROM a.floor) * 1000)::bigint"
 
 /* the registry extension's schema, quoted, once connected */
 static char registry_schema[2 * NAMEDATALEN + 3];
@@ -784,17 +864,42 @@ static char registry_schema[2 * NAMEDATALEN + 3];
 static bool registry_failure_logged = false;
 
 /*
+ * The lease, as this worker knows the registry holds it.  It is what the
+ * last successful claim or check-in sent, except that a shorter takeover
+ * delay, or require_check_in turned on, applies here from the moment it is
+ * sent: the registry may hold it already even if its answer is lost.
+ */
+static uint64 lease_confirmed_us = 0;	/* when the last success was sent */
+static int	lease_delay_ms = 0;
+static bool lease_required = false;
+static int64 lease_ceiling_unix_ms = 0; /* the latest ID time promised */
+
+/*
+ * The claim this worker watches while it is refused or waits: the version
+ * the registry last showed, and since when (monotonic, at the answer's
+ * arrival) it has seen it unchanged, with every round in between answered.
+ */
+static bool watch_valid = false;
+static int	watch_worker_id;
+static int64 watch_version;
+static uint64 watch_since_us;
+static int64 watch_wait_ms;
+
+/* the claim was lost, and the registry not yet told that this server stopped */
+static bool lost_unconfirmed = false;
+
+/*
  * Call one of the registry's functions that return a
  * snowflake_registry_answer (call is the call, with $n for the parameters)
- * and read the answer.  *sent_us is when the call was sent.  On failure
- * return false with *reason set.
+ * and read the answer.  *sent_us is when the call was sent, *received_us
+ * when its answer arrived.  On failure return false with *reason set.
  */
 static bool
 registry_ask(PGconn *conn, const char *call, int nparams,
 			 const char *const *params, RegistryAnswer *answer,
-			 uint64 *sent_us, char *reason)
+			 uint64 *sent_us, uint64 *received_us, char *reason)
 {
-	char		query[1024];
+	char		query[1536];
 	PGresult   *result;
 
 	snprintf(query, sizeof(query),
@@ -803,6 +908,7 @@ registry_ask(PGconn *conn, const char *call, int nparams,
 	*sent_us = registry_monotonic_us();
 	result = registry_exec(conn, query, nparams, params, true,
 						   registry_timeout_ms(), reason);
+	*received_us = registry_monotonic_us();
 	if (result == NULL)
 		return false;
 
@@ -814,6 +920,12 @@ registry_ask(PGconn *conn, const char *call, int nparams,
 			sizeof(answer->holder_since));
 	strlcpy(answer->holder_checked_in, PQgetvalue(result, 0, 4),
 			sizeof(answer->holder_checked_in));
+	answer->version = PQgetisnull(result, 0, 5) ? -1 :
+		strtoi64(PQgetvalue(result, 0, 5), NULL, 10);
+	answer->wait_ms = PQgetisnull(result, 0, 6) ? 0 :
+		strtoi64(PQgetvalue(result, 0, 6), NULL, 10);
+	answer->floor_unix_ms = PQgetisnull(result, 0, 7) ? -1 :
+		strtoi64(PQgetvalue(result, 0, 7), NULL, 10);
 	PQclear(result);
 	return true;
 }
@@ -829,6 +941,7 @@ registry_open(bool interruptible, long timeout_ms, char *reason)
 	PGresult   *result;
 	char		timeout[16];
 	const char *params[1];
+	const char *version;
 
 	conn = registry_connect(interruptible, timeout_ms, reason);
 	if (conn == NULL)
@@ -857,10 +970,12 @@ registry_open(bool interruptible, long timeout_ms, char *reason)
 		PQfinish(conn);
 		return NULL;
 	}
-	if (strcmp(PQgetvalue(result, 0, 1), "1.0") == 0)
+	version = PQgetvalue(result, 0, 1);
+	if (strcmp(version, "1.0") == 0 || strcmp(version, "1.1") == 0)
 	{
-		strlcpy(reason, "The registry database has snowflake 1.0, which has no claims table: run ALTER EXTENSION snowflake UPDATE there.",
-				SNOWFLAKE_REGISTRY_TEXT_LEN);
+		snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
+				 "The registry database has snowflake %s, whose claims this server cannot use: run ALTER EXTENSION snowflake UPDATE there.",
+				 version);
 		PQclear(result);
 		PQfinish(conn);
 		return NULL;
@@ -871,25 +986,67 @@ registry_open(bool interruptible, long timeout_ms, char *reason)
 }
 
 /*
+ * Publish the lease's limits for the gate: with require_check_in in force, a
+ * claim from the registry is usable until its last successful check-in plus
+ * the takeover delay, for IDs up to the time promised then; the cached
+ * claim not at all.  Without, nothing limits either.
+ */
+static void
+registry_publish_limits(SnowflakeClaimStatus status)
+{
+	uint64		deadline_us = REGISTRY_UNLIMITED;
+	uint64		ceiling_ms = REGISTRY_UNLIMITED;
+
+	if (lease_required)
+	{
+		deadline_us = status == CLAIM_HELD ?
+			lease_confirmed_us + (uint64) lease_delay_ms * 1000 : 0;
+		ceiling_ms = (uint64) Max(snowflake_unix_to_id_ms(lease_ceiling_unix_ms), 0);
+	}
+	pg_atomic_write_u64(&registry_state->fast_deadline_us, deadline_us);
+	pg_atomic_write_u64(&registry_state->fast_ceiling_ms, ceiling_ms);
+}
+
+/*
+ * Apply the lease settings as they are now, where they only make the lease
+ * stricter: a shorter takeover delay, or require_check_in turned on, count
+ * from now on, before the registry has confirmed them.  Longer or looser
+ * ones count once a check-in carried them.
+ */
+static void
+registry_tighten_lease(SnowflakeClaimStatus status)
+{
+	if (lease_delay_ms == 0 || registry_takeover_delay < lease_delay_ms)
+		lease_delay_ms = registry_takeover_delay;
+	lease_required = lease_required || registry_require_check_in;
+	registry_publish_limits(status);
+}
+
+/*
  * Publish a new state for the backends, and say in the log what changed.
- * A claim or check-in that succeeded passes confirmed_us, the time it was
- * sent; anything else passes 0.
+ * The gate's value changes generation whenever the claim stops or starts
+ * being usable, so that a call that straddled it fails its recheck.
  */
 static void
 registry_publish(SnowflakeClaimStatus status, int worker_id,
-				 const RegistryAnswer *answer, const char *reason,
-				 uint64 confirmed_us)
+				 const RegistryAnswer *answer, const char *reason)
 {
 	SnowflakeRegistryState *state = registry_state;
 	SnowflakeClaimStatus old_status;
+	bool		was_usable;
+	bool		is_usable;
+	uint64		gate;
 
+	is_usable = status == CLAIM_HELD || status == CLAIM_CACHED;
 	SpinLockAcquire(&state->mutex);
 	old_status = state->status;
+	was_usable = old_status == CLAIM_HELD || old_status == CLAIM_CACHED;
+	if (was_usable != is_usable)
+		state->generation++;
 	state->status = status;
 	if (worker_id >= 0)
 		state->worker_id = worker_id;
-	if (confirmed_us != 0)
-		state->confirmed_us = confirmed_us;
+	state->agreed_delay_ms = lease_delay_ms;
 	state->holder_worker_id = answer ? answer->worker_id : -1;
 	strlcpy(state->holder, answer ? answer->holder : "", sizeof(state->holder));
 	strlcpy(state->holder_since, answer ? answer->holder_since : "",
@@ -898,10 +1055,14 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 			sizeof(state->holder_checked_in));
 	strlcpy(state->reason, reason ? reason : "", sizeof(state->reason));
 	worker_id = state->worker_id;
+	gate = (state->generation << 8) | (uint64) status;
 	SpinLockRelease(&state->mutex);
-	if (confirmed_us != 0)
-		pg_atomic_write_u64(&state->fast_confirmed_us, confirmed_us);
-	pg_atomic_write_u32(&state->fast_status, status);
+	registry_publish_limits(status);
+	pg_write_barrier();
+	pg_atomic_write_u64(&state->fast_gate, gate);
+
+	/* what follows may read the newest ID: after every call that saw "gate" */
+	pg_memory_barrier();
 
 	if (status == old_status)
 		return;
@@ -924,7 +1085,16 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 					 errdetail("Worker id %d of datacenter %d is held by %s since %s; it last checked in at %s.",
 							   answer->worker_id, registry_datacenter_id,
 							   answer->holder, answer->holder_since,
-							   answer->holder_checked_in)));
+							   answer->holder_checked_in),
+					 errhint("The claim passes to this server once its holder marks it idle, or once the registry has shown it unchanged to this server for %lld ms.",
+							 (long long) answer->wait_ms)));
+			break;
+		case CLAIM_WAITING:
+			ereport(LOG,
+					(errmsg("snowflake worker id %d of datacenter %d is being freed for this server; no IDs are generated until it passes to this server",
+							answer->worker_id, registry_datacenter_id),
+					 errdetail("It was held by %s, which last checked in at %s.",
+							   answer->holder, answer->holder_checked_in)));
 			break;
 		case CLAIM_FULL:
 			ereport(LOG,
@@ -952,18 +1122,22 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 	}
 }
 
-/* The registry failed us: say so once, and fall back as the state allows. */
+/*
+ * The registry failed us: say so once, and fall back as the state allows.
+ * Watching a claim starts over: the registry must answer every round of it.
+ */
 static void
 registry_failed(SnowflakeClaimStatus status, int cached_worker_id,
 				const char *reason)
 {
+	watch_valid = false;
 	if (status == CLAIM_PENDING || status == CLAIM_UNREACHABLE)
 	{
 		/* never answered: the cached claim, if any, stands in */
 		if (cached_worker_id >= 0)
-			registry_publish(CLAIM_CACHED, cached_worker_id, NULL, reason, 0);
+			registry_publish(CLAIM_CACHED, cached_worker_id, NULL, reason);
 		else
-			registry_publish(CLAIM_UNREACHABLE, -1, NULL, reason, 0);
+			registry_publish(CLAIM_UNREACHABLE, -1, NULL, reason);
 	}
 	else if (!registry_failure_logged)
 		ereport(LOG,
@@ -973,8 +1147,48 @@ registry_failed(SnowflakeClaimStatus status, int cached_worker_id,
 }
 
 /*
- * Claim a worker id.  While the cached claim is in use (this server already
- * generates with it), anything but that same claim back means it moved.
+ * Note a claim the registry refused or holds back, answered at received_us:
+ * the watch goes on while it shows the same version of the same claim, and
+ * starts over otherwise.
+ */
+static void
+registry_watch(const RegistryAnswer *answer, uint64 received_us)
+{
+	if (!watch_valid || watch_worker_id != answer->worker_id ||
+		watch_version != answer->version)
+	{
+		watch_valid = true;
+		watch_worker_id = answer->worker_id;
+		watch_version = answer->version;
+		watch_since_us = received_us;
+	}
+	watch_wait_ms = answer->wait_ms;
+}
+
+/*
+ * Has this server watched the claim unchanged for as long as the registry
+ * asked?  The wait is timed on the monotonic clock, which no clock step
+ * moves, from the first answer that showed this version (the holder's last
+ * check-in was sent before it), with a margin of 0.1% for the two machines'
+ * clocks running at slightly different rates.
+ */
+static bool
+registry_watched_long_enough(void)
+{
+	uint64		wait_us = (uint64) watch_wait_ms * 1001;
+
+	return watch_valid && registry_monotonic_us() - watch_since_us >= wait_us;
+}
+
+/* a millisecond time (since the Unix epoch) as a parameter */
+#define REGISTRY_TIME_PARAM(n) "pg_catalog.to_timestamp($" #n "::float8 / 1000)"
+
+/*
+ * Claim a worker id.  This server already generates with the cached claim,
+ * or held one before it was refused: then only that same worker id will
+ * do, and anything else means that it moved.  A claim taken over from
+ * another start or server makes every later ID lie above the previous
+ * holder's promise.
  */
 static bool
 registry_claim(PGconn *conn, SnowflakeClaimStatus status,
@@ -989,9 +1203,18 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	char		lease[12];
 	char		max_worker[12];
 	char		preferred[12];
-	const char *params[11];
+	char		expected_worker[12];
+	char		expected_version[24];
+	char		ceiling[24];
+	const char *params[15];
 	RegistryAnswer answer;
 	uint64		sent_us;
+	uint64		received_us;
+	int			known_worker_id = snowflake_registry_worker_id();
+	int			delay_ms = registry_takeover_delay;
+	bool		required = registry_require_check_in;
+	int64		ceiling_unix_ms = snowflake_id_time_bound(delay_ms);
+	bool		watched = registry_watched_long_enough();
 
 	snprintf(datacenter, sizeof(datacenter), "%d", registry_datacenter_id);
 	snprintf(system_identifier, sizeof(system_identifier), INT64_FORMAT,
@@ -1001,10 +1224,14 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 		strlcpy(host, "unknown", sizeof(host));
 	host[sizeof(host) - 1] = '\0';
 	snprintf(port, sizeof(port), "%d", PostPortNumber);
-	snprintf(takeover, sizeof(takeover), "%d", registry_takeover_delay);
+	snprintf(takeover, sizeof(takeover), "%d", delay_ms);
 	snprintf(lease, sizeof(lease), "%d", registry_reclaim_lease);
 	snprintf(max_worker, sizeof(max_worker), "%d", registry_max_worker_id);
 	snprintf(preferred, sizeof(preferred), "%d", cached_worker_id);
+	snprintf(expected_worker, sizeof(expected_worker), "%d", watch_worker_id);
+	snprintf(expected_version, sizeof(expected_version), INT64_FORMAT,
+			 watch_version);
+	snprintf(ceiling, sizeof(ceiling), INT64_FORMAT, ceiling_unix_ms);
 	params[0] = datacenter;
 	params[1] = system_identifier;
 	params[2] = timeline;
@@ -1016,27 +1243,54 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	params[8] = lease;
 	params[9] = max_worker;
 	params[10] = cached_worker_id >= 0 ? preferred : NULL;
+	params[11] = watched ? expected_worker : NULL;
+	params[12] = watched ? expected_version : NULL;
+	params[13] = ceiling;
+	params[14] = required ? "true" : "false";
 	if (!registry_ask(conn,
 					  "snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7, "
-					  "$8 * interval '1 ms', $9 * interval '1 s', $10, $11)",
-					  11, params, &answer, &sent_us, reason))
+					  "$8 * interval '1 ms', $9 * interval '1 s', $10, $11, "
+					  "$12, $13, " REGISTRY_TIME_PARAM(14) ", $15)",
+					  15, params, &answer, &sent_us, &received_us, reason))
 		return false;
 
-	if (strcmp(answer.status, "claimed") == 0 &&
-		(status != CLAIM_CACHED || answer.worker_id == cached_worker_id))
+	if (strcmp(answer.status, "claimed") == 0)
 	{
+		/* never use an id that the layout cannot hold */
+		if (answer.worker_id < 0 || answer.worker_id > registry_max_worker_id)
+		{
+			snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
+					 "The registry granted worker id %d, which is outside 0 to %d, the worker ids of this server's layout.",
+					 answer.worker_id, registry_max_worker_id);
+			return false;
+		}
+		watch_valid = false;
+		if (known_worker_id >= 0 && answer.worker_id != known_worker_id)
+		{
+			registry_publish(CLAIM_LOST, -1, NULL, NULL);
+			return true;
+		}
+		if (answer.floor_unix_ms >= 0)
+			snowflake_raise_id_floor(answer.floor_unix_ms);
+		lease_confirmed_us = sent_us;
+		lease_delay_ms = delay_ms;
+		lease_required = required;
+		lease_ceiling_unix_ms = ceiling_unix_ms;
 		if (answer.worker_id != cached_worker_id)
 			registry_write_cache(answer.worker_id);
-		registry_publish(CLAIM_HELD, answer.worker_id, NULL, NULL, sent_us);
+		registry_publish(CLAIM_HELD, answer.worker_id, NULL, NULL);
 	}
-	else if (status == CLAIM_CACHED)
-		registry_publish(CLAIM_LOST, -1,
-						 strcmp(answer.status, "refused") == 0 ? &answer : NULL,
-						 NULL, 0);
-	else if (strcmp(answer.status, "refused") == 0)
-		registry_publish(CLAIM_REFUSED, -1, &answer, NULL, 0);
+	else if (strcmp(answer.status, "refused") == 0 ||
+			 strcmp(answer.status, "waiting") == 0)
+	{
+		registry_watch(&answer, received_us);
+		registry_publish(answer.status[0] == 'r' ? CLAIM_REFUSED : CLAIM_WAITING,
+						 -1, &answer, NULL);
+	}
+	else if (status == CLAIM_CACHED || known_worker_id >= 0)
+		registry_publish(CLAIM_LOST, -1, NULL, NULL);
 	else
-		registry_publish(CLAIM_FULL, -1, NULL, NULL, 0);
+		registry_publish(CLAIM_FULL, -1, NULL, NULL);
 	return true;
 }
 
@@ -1063,26 +1317,97 @@ registry_claim_key(RegistryClaimKey *key)
 	key->params[2] = registry_state->token;
 }
 
-/* Confirm the claim held; learn that it moved, if it did. */
+/*
+ * Mark this server's claim idle, with the time of its newest ID: at a clean
+ * shutdown, or once it stopped generating after learning that its claim was
+ * released or moved, so that whoever gets the id next may take it at once,
+ * above that time.  The caller has published a state that refuses IDs, so
+ * no ID is issued after the newest one read here.
+ */
+static bool
+registry_mark_idle(PGconn *conn, bool interruptible, long timeout_ms,
+				   char *reason)
+{
+	RegistryClaimKey key;
+	char		newest[24];
+	const char *params[4];
+	char		query[1024];
+	PGresult   *result;
+
+	registry_claim_key(&key);
+	snprintf(newest, sizeof(newest), INT64_FORMAT,
+			 snowflake_newest_id_unix_ms());
+	params[0] = key.params[0];
+	params[1] = key.params[1];
+	params[2] = key.params[2];
+	params[3] = newest;
+	snprintf(query, sizeof(query),
+			 "SELECT %s.snowflake_registry_idle($1, $2, $3, "
+			 REGISTRY_TIME_PARAM(4) ")", registry_schema);
+	result = registry_exec(conn, query, 4, params, interruptible, timeout_ms,
+						   reason);
+	if (result == NULL)
+		return false;
+	PQclear(result);
+	return true;
+}
+
+/*
+ * Confirm the claim held, with the lease's terms until the next check-in:
+ * the takeover delay, require_check_in, and the latest time an ID issued
+ * before then may carry.  Learn that the claim moved, if it did: then stop,
+ * and tell the registry so.
+ */
 static bool
 registry_check_in(PGconn *conn, char *reason)
 {
 	RegistryClaimKey key;
 	RegistryAnswer answer;
 	uint64		sent_us;
+	uint64		received_us;
+	int			delay_ms = registry_takeover_delay;
+	bool		required = registry_require_check_in;
+	int64		ceiling_unix_ms = snowflake_id_time_bound(delay_ms);
+	char		takeover[12];
+	char		ceiling[24];
+	char		lease[12];
+	const char *params[7];
 
+	registry_tighten_lease(CLAIM_HELD);
 	registry_claim_key(&key);
-	if (!registry_ask(conn, "snowflake_registry_check_in($1, $2, $3)",
-					  3, key.params, &answer, &sent_us, reason))
+	snprintf(takeover, sizeof(takeover), "%d", delay_ms);
+	snprintf(ceiling, sizeof(ceiling), INT64_FORMAT, ceiling_unix_ms);
+	snprintf(lease, sizeof(lease), "%d", registry_reclaim_lease);
+	params[0] = key.params[0];
+	params[1] = key.params[1];
+	params[2] = key.params[2];
+	params[3] = takeover;
+	params[4] = ceiling;
+	params[5] = required ? "true" : "false";
+	params[6] = lease;
+	if (!registry_ask(conn,
+					  "snowflake_registry_check_in($1, $2, $3, "
+					  "$4 * interval '1 ms', " REGISTRY_TIME_PARAM(5) ", $6, "
+					  "$7 * interval '1 s')",
+					  7, params, &answer, &sent_us, &received_us, reason))
 		return false;
 
 	if (strcmp(answer.status, "held") == 0)
-		registry_publish(CLAIM_HELD, -1, NULL, NULL, sent_us);
-	else
-		registry_publish(CLAIM_LOST, -1,
-						 strcmp(answer.status, "moved") == 0 ? &answer : NULL,
-						 NULL, 0);
-	return true;
+	{
+		lease_confirmed_us = sent_us;
+		lease_delay_ms = delay_ms;
+		lease_required = required;
+		lease_ceiling_unix_ms = ceiling_unix_ms;
+		registry_publish(CLAIM_HELD, -1, NULL, NULL);
+		return true;
+	}
+
+	registry_publish(CLAIM_LOST, -1,
+					 strcmp(answer.status, "moved") == 0 ? &answer : NULL,
+					 NULL);
+	lost_unconfirmed = !registry_mark_idle(conn, true, registry_timeout_ms(),
+										   reason);
+	return !lost_unconfirmed;
 }
 
 /*
@@ -1096,17 +1421,12 @@ registry_release(PGconn *conn)
 {
 	SnowflakeClaimStatus status;
 	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
-	RegistryClaimKey key;
-	char		query[1024];
-	PGresult   *result;
 
 	SpinLockAcquire(&registry_state->mutex);
 	status = registry_state->status;
-	if (status == CLAIM_HELD || status == CLAIM_CACHED)
-		registry_state->status = CLAIM_RELEASED;
 	SpinLockRelease(&registry_state->mutex);
 	if (status == CLAIM_HELD || status == CLAIM_CACHED)
-		pg_atomic_write_u32(&registry_state->fast_status, CLAIM_RELEASED);
+		registry_publish(CLAIM_RELEASED, -1, NULL, NULL);
 	if (status != CLAIM_HELD)
 		return;
 
@@ -1114,15 +1434,10 @@ registry_release(PGconn *conn)
 		conn = registry_open(false, 1000, reason);
 	if (conn == NULL)
 		return;
-	registry_claim_key(&key);
-	snprintf(query, sizeof(query),
-			 "SELECT %s.snowflake_registry_idle($1, $2, $3)", registry_schema);
-	result = registry_exec(conn, query, 3, key.params, false, 1000, reason);
-	if (result == NULL)
+	if (!registry_mark_idle(conn, false, 1000, reason))
 		ereport(LOG,
 				(errmsg("could not mark the snowflake claim idle in the registry"),
 				 errdetail_internal("%s", reason)));
-	PQclear(result);
 	PQfinish(conn);
 }
 
@@ -1132,9 +1447,10 @@ registry_release(PGconn *conn)
  * The registry worker: claim a worker id, then check in every
  * snowflake.registry_check_in_interval until shutdown, when the claim is
  * marked idle.  A connection that fails is dropped and made again at the
- * next round.  After a claim moved the worker only waits for shutdown.  If
- * the worker dies it is restarted a second later and goes on with the state
- * in shared memory (a crash of the whole server starts a new incarnation).
+ * next round.  After a claim moved the worker tells the registry that it
+ * stopped, retrying until it could, then only waits for shutdown.  If the
+ * worker dies it is restarted a second later and goes on with the state in
+ * shared memory (a crash of the whole server starts a new incarnation).
  */
 void
 snowflake_registry_main(Datum main_arg)
@@ -1149,22 +1465,22 @@ snowflake_registry_main(Datum main_arg)
 	if (!registry_read_cache(&cached_worker_id))
 		cached_worker_id = -1;
 
+	/*
+	 * A restarted worker goes on with the state the last one published, but
+	 * not with its lease: until a check-in succeeds, a required check-in
+	 * counts as overdue.
+	 */
+	SpinLockAcquire(&registry_state->mutex);
+	lost_unconfirmed = registry_state->status == CLAIM_LOST;
+	SpinLockRelease(&registry_state->mutex);
+	registry_tighten_lease(CLAIM_PENDING);
+
 	for (;;)
 	{
 		SnowflakeClaimStatus status;
 		char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
-		bool		done;
-
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
-		if (ShutdownRequestPending)
-		{
-			registry_release(conn);
-			proc_exit(0);
-		}
+		bool		done = true;
+		bool		idle_wait;
 
 		SpinLockAcquire(&registry_state->mutex);
 		status = registry_state->status;
@@ -1172,12 +1488,31 @@ snowflake_registry_main(Datum main_arg)
 			cached_worker_id = registry_state->worker_id;
 		SpinLockRelease(&registry_state->mutex);
 
-		if (status != CLAIM_LOST)
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			registry_tighten_lease(status);
+		}
+		if (ShutdownRequestPending)
+		{
+			registry_release(conn);
+			proc_exit(0);
+		}
+
+		if (status != CLAIM_LOST || lost_unconfirmed)
 		{
 			if (conn == NULL)
 				conn = registry_open(true, registry_timeout_ms(), reason);
 			if (conn == NULL)
 				done = false;
+			else if (status == CLAIM_LOST)
+			{
+				lost_unconfirmed = !registry_mark_idle(conn, true,
+													   registry_timeout_ms(),
+													   reason);
+				done = !lost_unconfirmed;
+			}
 			else if (status == CLAIM_HELD)
 				done = registry_check_in(conn, reason);
 			else
@@ -1199,10 +1534,11 @@ snowflake_registry_main(Datum main_arg)
 			}
 		}
 
+		idle_wait = status == CLAIM_LOST && !lost_unconfirmed;
 		if (!ShutdownRequestPending)
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-							 (status != CLAIM_LOST ? WL_TIMEOUT : 0),
+							 (idle_wait ? 0 : WL_TIMEOUT),
 							 registry_check_in_interval, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}

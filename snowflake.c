@@ -2199,6 +2199,57 @@ snowflake_raise_tick_floor(SnowflakeSharedState *state, int64 mark_ms)
 						pg_atomic_read_u64(&state->last_tick));
 }
 
+/*
+ * For the registry (see snowflake.h): no ID of this server carries a time at
+ * or before unix_ms, the latest time a previous holder of its worker id
+ * could have issued.  The next ID then needs a mark past it, written first.
+ */
+void
+snowflake_raise_id_floor(int64 unix_ms)
+{
+	int64		floor_ms = unix_ms - snowflake_epoch_unix_ms;
+
+	if (snowflake_state == NULL || floor_ms < 0)
+		return;
+	snowflake_raise_tick_floor(snowflake_state, floor_ms + 1);
+}
+
+/*
+ * For the registry (see snowflake.h): the latest time, in milliseconds since
+ * the Unix epoch, that an ID issued within the next within_ms milliseconds
+ * can carry, unless the clock jumps: the newest ID's time or the clock,
+ * whichever is later, plus within_ms and snowflake.max_lead.
+ */
+int64
+snowflake_id_time_bound(int64 within_ms)
+{
+	int			us_into_ms;
+	int64		newest_ms;
+
+	newest_ms = (int64) (pg_atomic_read_u64(&snowflake_state->last_tick) >>
+						 snowflake_layout.sequence_bits);
+	return Max(newest_ms, snowflake_clock_ms(&us_into_ms)) + within_ms +
+		snowflake_max_lead + snowflake_epoch_unix_ms;
+}
+
+/*
+ * For the registry (see snowflake.h): the time of the newest ID, in
+ * milliseconds since the Unix epoch.
+ */
+int64
+snowflake_newest_id_unix_ms(void)
+{
+	return (int64) (pg_atomic_read_u64(&snowflake_state->last_tick) >>
+					snowflake_layout.sequence_bits) + snowflake_epoch_unix_ms;
+}
+
+/* For the registry: milliseconds since the Unix epoch as an ID's time. */
+int64
+snowflake_unix_to_id_ms(int64 unix_ms)
+{
+	return unix_ms - snowflake_epoch_unix_ms;
+}
+
 /* A WAL record of mark_ms, with the epoch and layout it counts in. */
 static void
 snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
@@ -2551,8 +2602,6 @@ snowflake_check_can_generate(const char *function)
 
 	if (snowflake_state->mark_invalid)
 		snowflake_report_invalid_mark();
-
-	snowflake_registry_gate(snowflake_max_clock_wait);
 }
 
 /*
@@ -2843,12 +2892,15 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 	int			us_into_ms;
 	bool		counted_wait = false;
 	instr_time	wait_start;
+	uint64		gate;
 
 	Assert(n >= 1);
 	INSTR_TIME_SET_ZERO(wait_start);
 	last = pg_atomic_read_u64(&state->last_tick);
 	for (;;)
 	{
+		/* again after every wait: the claim may have been lost meanwhile */
+		gate = snowflake_registry_gate(snowflake_max_clock_wait);
 		now_ms = snowflake_clock_for_ids(&us_into_ms);
 		first = Max(last + 1, (uint64) now_ms << layout->sequence_bits);
 		end = first + (uint64) (n - 1);
@@ -2883,6 +2935,13 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, end))
 			break;
 	}
+
+	/*
+	 * A registry claim lost between the gate and the compare-and-swap, or a
+	 * block past the time promised to the registry, fails the call: the
+	 * ticks just claimed are burnt, never issued.
+	 */
+	snowflake_registry_recheck(gate, end_ms);
 
 	/* the header's invariants: the tick only grows, the mark only grows */
 	Assert(first > last);

@@ -32,6 +32,17 @@ extern bool snowflake_write_file_durably(const char *path,
 										 int elevel);
 
 /*
+ * What the registry worker needs of the generator (snowflake.c), in
+ * milliseconds since the Unix epoch: make every later ID carry a time after
+ * unix_ms; the latest time an ID issued within the next within_ms can carry;
+ * the newest ID's time; and a time as an ID's time (since snowflake.epoch).
+ */
+extern void snowflake_raise_id_floor(int64 unix_ms);
+extern int64 snowflake_id_time_bound(int64 within_ms);
+extern int64 snowflake_newest_id_unix_ms(void);
+extern int64 snowflake_unix_to_id_ms(int64 unix_ms);
+
+/*
  * Register a background worker of this library (function_name is its entry
  * point, name its title) that starts where IDs are generated: on a primary,
  * and on a standby at its promotion; restarted a second after an error.
@@ -68,9 +79,18 @@ extern bool snowflake_registry_enabled(void);
 /*
  * In registry mode, return once this server holds a claim it may generate
  * with, waiting at most max_wait_ms for the first claim; otherwise raise an
- * error that says why.  Returns at once in manual mode.
+ * error that says why.  Returns at once in manual mode.  The value returned
+ * names the claim's state for snowflake_registry_recheck().
  */
-extern void snowflake_registry_gate(int max_wait_ms);
+extern uint64 snowflake_registry_gate(int max_wait_ms);
+
+/*
+ * After ticks up to end_ms (an ID's time) were claimed: raise an error
+ * unless the claim is still in the state the gate returned, still usable,
+ * and end_ms within the time this server promised the registry.  Returns at
+ * once in manual mode.
+ */
+extern void snowflake_registry_recheck(uint64 gate, int64 end_ms);
 
 /*
  * The worker id claimed from the registry: -1 until the first claim, and

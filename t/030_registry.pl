@@ -183,13 +183,18 @@ $full->stop;
 # An operator releases a claim: the holder learns it at its next check-in.
 my $released_worker = (split /\|/, $pairs[0])[1];
 is( $registry->safe_psql('postgres',
-		"SELECT snowflake_registry_release(5, $released_worker)"),
+		"SELECT snowflake_registry_release(5, $released_worker) IS NOT NULL"),
 	't',
-	'snowflake_registry_release frees a claim');
+	'snowflake_registry_release releases a claim and says when it is free');
 like(
 	wait_for_refusal($a),
 	qr/this server's claim on worker id $released_worker of datacenter 5 was released on the registry/,
 	'the holder of a released claim stops generating and says why');
+ok( $registry->poll_query_until(
+		'postgres',
+		"SELECT released_confirmed FROM snowflake_registry_status "
+		  . "WHERE datacenter_id = 5 AND worker_id = $released_worker"),
+	'and confirms to the registry that it stopped');
 
 # A registry database without the extension: the server says so.
 $registry->safe_psql('postgres', 'CREATE DATABASE no_extension');
