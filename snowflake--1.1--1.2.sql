@@ -272,7 +272,7 @@ CREATE FUNCTION snowflake_registry_floor(c snowflake_claims)
 RETURNS timestamptz
 LANGUAGE sql IMMUTABLE
 AS $$
-	SELECT GREATEST(c.issued_until, c.checked_in_at + c.takeover_delay)
+	SELECT coalesce(c.issued_until, c.checked_in_at + c.takeover_delay)
 $$;
 
 -- Refuse claim c to its caller for now ('refused' or 'waiting'), and note
@@ -298,7 +298,9 @@ END
 $$;
 
 -- Give claim c to a start of a server; floor is what the answer says its
--- IDs must lie above.
+-- IDs must lie above.  The claim's issued_until becomes the new holder's
+-- promise, or NULL for a caller that makes none (a 1.1 server), so that no
+-- older holder's promise stands for it.
 CREATE FUNCTION snowflake_registry_take(
 	c snowflake_claims,
 	system_identifier bigint,
@@ -331,8 +333,13 @@ BEGIN
 		idle = false,
 		takeover_delay = snowflake_registry_take.takeover_delay,
 		version = s.version + 1,
-		issued_until = GREATEST(s.issued_until, snowflake_registry_take.floor,
-								snowflake_registry_take.issued_until),
+		issued_until = CASE
+			WHEN snowflake_registry_take.issued_until IS NULL THEN NULL
+			ELSE GREATEST(snowflake_registry_take.floor,
+						  snowflake_registry_take.issued_until,
+						  CASE WHEN s.token = snowflake_registry_take.token
+							   THEN s.issued_until END)
+		END,
 		require_check_in = snowflake_registry_take.require_check_in,
 		reclaim_lease = snowflake_registry_take.reclaim_lease,
 		released = false,

@@ -1,9 +1,11 @@
 --
--- ALTER EXTENSION snowflake UPDATE from 1.0 to 1.1 gives the same objects
--- as a fresh CREATE EXTENSION of 1.1: every function with its definition
--- (arguments, result, volatility, STRICT, PARALLEL, support function) and
--- privileges, and every view with its query and privileges, compared in
--- the catalogs of two databases.
+-- ALTER EXTENSION snowflake UPDATE from 1.0, step by step to 1.1 and then
+-- to the default version (1.2), gives the same objects as a fresh CREATE
+-- EXTENSION of the default version: every function with its definition
+-- (arguments, result, volatility, STRICT, PARALLEL, support function,
+-- SECURITY DEFINER, search_path) and privileges, every view with its query
+-- and privileges, the claims table's columns and privileges, and the
+-- registry answer's attributes, compared in the catalogs of two databases.
 --
 \set regress_db :DBNAME
 
@@ -17,7 +19,20 @@ FROM (SELECT pg_describe_object(d.classid, d.objid, 0) || ': ' ||
 				coalesce((SELECT proacl::text FROM pg_proc WHERE oid = d.objid), 'default')
 			WHEN 'pg_class'::regclass THEN
 				coalesce(pg_get_viewdef(d.objid), '') || ' acl=' ||
-				coalesce((SELECT relacl::text FROM pg_class WHERE oid = d.objid), 'default')
+				coalesce((SELECT relacl::text FROM pg_class WHERE oid = d.objid), 'default') ||
+				' columns=' || (SELECT string_agg(a.attname || ' ' ||
+						format_type(a.atttypid, a.atttypmod) ||
+						CASE WHEN a.attnotnull THEN ' not null' ELSE '' END ||
+						coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), ''),
+						', ' ORDER BY a.attname)
+					FROM pg_attribute a
+					LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+					WHERE a.attrelid = d.objid AND a.attnum > 0 AND NOT a.attisdropped)
+			WHEN 'pg_type'::regclass THEN
+				'attributes=' || coalesce((SELECT string_agg(a.attname || ' ' ||
+						format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attname)
+					FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid
+					WHERE t.oid = d.objid AND a.attnum > 0 AND NOT a.attisdropped), '')
 			ELSE ''
 		END AS line
 	  FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
@@ -27,6 +42,8 @@ $describe$ AS describe_sql \gset
 
 -- 1.0, then the update
 CREATE EXTENSION snowflake VERSION '1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+ALTER EXTENSION snowflake UPDATE TO '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
@@ -41,7 +58,7 @@ ORDER BY 1;
 SELECT count(*) AS ids FROM snowflake_next_ids(3);
 SELECT last_id = snowflake_last_id() AS status_works FROM snowflake_status;
 
--- a fresh 1.1 in another database
+-- a fresh install of the default version in another database
 CREATE DATABASE snowflake_fresh;
 \c snowflake_fresh
 CREATE EXTENSION snowflake;
