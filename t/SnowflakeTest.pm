@@ -213,10 +213,14 @@ sub snowflake_standby
 
 =pod
 
-=item snowflake_registry(name)
+=item snowflake_registry(name, %params)
 
 A started server that serves as the worker id registry: no preload,
-CREATE EXTENSION snowflake in database postgres.
+CREATE EXTENSION snowflake in database postgres.  With C<clock> (or any of
+C<offset>, C<rate> and C<no_cache>, as for snowflake_node), it runs under
+libfaketime with a clock file of its own, so that set_clock moves the
+registry's clock; start it again with start_node after a stop.  Without
+them, it runs on the real clock.
 
 =item registry_conninfo(registry)
 
@@ -226,11 +230,19 @@ The libpq connection string of a registry node.
 
 sub snowflake_registry
 {
-	my ($name) = @_;
+	my ($name, %params) = @_;
 
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
-	$node->start;
+	if (grep { defined $params{$_} } qw(clock offset rate no_cache))
+	{
+		_setup_clock($node, %params);
+		start_node($node);
+	}
+	else
+	{
+		$node->start;
+	}
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 	return $node;
 }
