@@ -72,8 +72,11 @@ foreach my $node (@primaries)
 	my $name = $node->name;
 	$hub->safe_psql('postgres',
 		"CREATE SUBSCRIPTION sub_$name CONNECTION '"
-		  . registry_conninfo($node)
-		  . "' PUBLICATION fleet");
+		  . 'host='
+		  . $node->host
+		  . ' port='
+		  . $node->port
+		  . " dbname=postgres' PUBLICATION fleet");
 }
 $hub->poll_query_until('postgres',
 	"SELECT count(*) = 0 FROM pg_subscription_rel WHERE srsubstate NOT IN ('r', 's')"

@@ -52,6 +52,7 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Basename qw(dirname);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -222,11 +223,29 @@ libfaketime with a clock file of its own, so that set_clock moves the
 registry's clock; start it again with start_node after a stop.  Without
 them, it runs on the real clock.
 
+The registry's roles are made by the SQL the README gives operators, read
+from README.md's section "The registry" as it stands (the one password
+placeholder dropped: the test servers trust local connections), so that the
+tests run with exactly the grants users are told to give.
+
 =item registry_conninfo(registry)
 
-The libpq connection string of a registry node.
+The libpq connection string a server uses to claim from a registry node: as
+the README's role snowflake_worker.
 
 =cut
+
+# the README's SQL that sets up a registry database and its roles
+sub _readme_registry_sql
+{
+	my $readme = slurp_file(dirname(__FILE__) . '/../README.md');
+	my ($sql) = $readme =~
+	  /^```sql\n(CREATE EXTENSION snowflake;\n-- the role the servers connect as.*?)^```$/ms
+	  or die 'README.md has no registry setup block';
+	$sql =~ s/ PASSWORD '\.\.\.'//
+	  or die "README.md's registry setup has no password placeholder";
+	return $sql;
+}
 
 sub snowflake_registry
 {
@@ -243,7 +262,7 @@ sub snowflake_registry
 	{
 		$node->start;
 	}
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	$node->safe_psql('postgres', _readme_registry_sql());
 	return $node;
 }
 
@@ -255,7 +274,7 @@ sub registry_conninfo
 	  . $registry->host
 	  . ' port='
 	  . $registry->port
-	  . ' dbname=postgres connect_timeout=2';
+	  . ' dbname=postgres user=snowflake_worker connect_timeout=2';
 }
 
 =pod
