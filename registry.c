@@ -70,8 +70,14 @@
 #define SNOWFLAKE_CLAIM_FILE		"snowflake.claim"
 #define SNOWFLAKE_CLAIM_TEMP_FILE	SNOWFLAKE_CLAIM_FILE ".tmp"
 #define SNOWFLAKE_CLAIM_MAGIC		0x534E434C	/* "SNCL" */
-#define SNOWFLAKE_CLAIM_VERSION		1
+#define SNOWFLAKE_CLAIM_VERSION		2
 
+/*
+ * Version 2 adds the floor: a claim taken over from another start or server
+ * is cached with the time its IDs must lie above, so that a restart that
+ * falls back on the cached claim stays above it too.  Version 1 files (1.1)
+ * are read as having none.
+ */
 typedef struct SnowflakeClaimFile
 {
 	uint32		magic;
@@ -79,8 +85,19 @@ typedef struct SnowflakeClaimFile
 	uint64		system_identifier;	/* of the server that claimed */
 	int32		datacenter_id;
 	int32		worker_id;
+	int64		floor_unix_ms;	/* IDs lie above this time, or -1 */
 	pg_crc32c	crc;			/* of everything above */
 } SnowflakeClaimFile;
+
+typedef struct SnowflakeClaimFileV1
+{
+	uint32		magic;
+	uint32		version;
+	uint64		system_identifier;
+	int32		datacenter_id;
+	int32		worker_id;
+	pg_crc32c	crc;
+} SnowflakeClaimFileV1;
 
 /*---- shared state ----*/
 
@@ -170,6 +187,9 @@ static void registry_shmem_startup(void);
 static void registry_register_worker(void);
 static uint64 registry_monotonic_us(void);
 static void registry_error(SnowflakeRegistryState *copy);
+static bool registry_mark_idle(PGconn *conn, int worker_id,
+							   bool interruptible, long timeout_ms,
+							   char *reason);
 
 
 /*---- settings and start ----*/
@@ -588,18 +608,22 @@ registry_error(SnowflakeRegistryState *copy)
 /*---- the claim cache file ----*/
 
 /*
- * Read the cached claim into *worker_id.  No file is normal (a server that
- * never claimed); a file that cannot be trusted, or that another server or
- * datacenter wrote, is reported and ignored, which can only make this server
- * refuse to generate while the registry cannot be reached.
+ * Read the cached claim into *worker_id and *floor_unix_ms.  No file is
+ * normal (a server that never claimed); a file that cannot be trusted, or
+ * that another server or datacenter wrote, is reported and ignored, which
+ * can only make this server refuse to generate while the registry cannot be
+ * reached.
  */
 static bool
-registry_read_cache(int *worker_id)
+registry_read_cache(int *worker_id, int64 *floor_unix_ms)
 {
 	SnowflakeClaimFile contents;
+	SnowflakeClaimFileV1 v1;
 	pg_crc32c	crc;
 	int			fd;
 	int			nread;
+	size_t		crc_offset = offsetof(SnowflakeClaimFile, crc);
+	pg_crc32c	file_crc = 0;
 	const char *reason = NULL;
 
 	fd = OpenTransientFile(SNOWFLAKE_CLAIM_FILE, O_RDONLY | PG_BINARY);
@@ -611,18 +635,31 @@ registry_read_cache(int *worker_id)
 					 errmsg("could not open file \"%s\": %m", SNOWFLAKE_CLAIM_FILE)));
 		return false;
 	}
+	memset(&contents, 0, sizeof(contents));
 	nread = read(fd, &contents, sizeof(contents));
 	CloseTransientFile(fd);
 
+	if (nread == sizeof(v1) && contents.version == 1)
+	{
+		/* a 1.1 file: the same fields, without the floor */
+		memcpy(&v1, &contents, sizeof(v1));
+		crc_offset = offsetof(SnowflakeClaimFileV1, crc);
+		file_crc = v1.crc;
+		contents.floor_unix_ms = -1;
+	}
+	else if (nread == sizeof(contents))
+		file_crc = contents.crc;
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, &contents, offsetof(SnowflakeClaimFile, crc));
+	COMP_CRC32C(crc, &contents, crc_offset);
 	FIN_CRC32C(crc);
-	if (nread != sizeof(contents))
+	if (nread != sizeof(contents) && nread != sizeof(v1))
 		reason = "It does not have the size of a claim file.";
 	else if (contents.magic != SNOWFLAKE_CLAIM_MAGIC ||
-			 contents.version != SNOWFLAKE_CLAIM_VERSION)
+			 (contents.version != SNOWFLAKE_CLAIM_VERSION &&
+			  contents.version != 1) ||
+			 (contents.version == 1) != (nread == sizeof(v1)))
 		reason = "It does not begin with the claim file's magic number and version.";
-	else if (!EQ_CRC32C(crc, contents.crc))
+	else if (!EQ_CRC32C(crc, file_crc))
 		reason = "Its checksum does not match its contents.";
 	else if (contents.system_identifier != GetSystemIdentifier())
 		reason = "It was written by a server with another system identifier.";
@@ -640,12 +677,13 @@ registry_read_cache(int *worker_id)
 		return false;
 	}
 	*worker_id = contents.worker_id;
+	*floor_unix_ms = contents.floor_unix_ms;
 	return true;
 }
 
 /* Cache a claim durably; a failure is only logged (see registry_read_cache). */
 static void
-registry_write_cache(int worker_id)
+registry_write_cache(int worker_id, int64 floor_unix_ms)
 {
 	SnowflakeClaimFile contents;
 
@@ -655,6 +693,7 @@ registry_write_cache(int worker_id)
 	contents.system_identifier = GetSystemIdentifier();
 	contents.datacenter_id = registry_datacenter_id;
 	contents.worker_id = worker_id;
+	contents.floor_unix_ms = floor_unix_ms;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeClaimFile, crc));
 	FIN_CRC32C(contents.crc);
@@ -887,6 +926,9 @@ static int64 watch_wait_ms;
 
 /* the claim was lost, and the registry not yet told that this server stopped */
 static bool lost_unconfirmed = false;
+
+/* the floor in the claim file, or -1 */
+static int64 cached_floor_unix_ms = -1;
 
 /*
  * Call one of the registry's functions that return a
@@ -1267,7 +1309,11 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 		watch_valid = false;
 		if (known_worker_id >= 0 && answer.worker_id != known_worker_id)
 		{
+			/* give back the id just granted: it is of no use here */
 			registry_publish(CLAIM_LOST, -1, NULL, NULL);
+			if (!registry_mark_idle(conn, answer.worker_id, true,
+									registry_timeout_ms(), reason))
+				return false;
 			return true;
 		}
 		if (answer.floor_unix_ms >= 0)
@@ -1276,8 +1322,12 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 		lease_delay_ms = delay_ms;
 		lease_required = required;
 		lease_ceiling_unix_ms = ceiling_unix_ms;
-		if (answer.worker_id != cached_worker_id)
-			registry_write_cache(answer.worker_id);
+		if (answer.worker_id != cached_worker_id ||
+			answer.floor_unix_ms != cached_floor_unix_ms)
+		{
+			registry_write_cache(answer.worker_id, answer.floor_unix_ms);
+			cached_floor_unix_ms = answer.floor_unix_ms;
+		}
 		registry_publish(CLAIM_HELD, answer.worker_id, NULL, NULL);
 	}
 	else if (strcmp(answer.status, "refused") == 0 ||
@@ -1306,12 +1356,11 @@ typedef struct RegistryClaimKey
 } RegistryClaimKey;
 
 static void
-registry_claim_key(RegistryClaimKey *key)
+registry_claim_key(RegistryClaimKey *key, int worker_id)
 {
 	snprintf(key->datacenter, sizeof(key->datacenter), "%d",
 			 registry_datacenter_id);
-	snprintf(key->worker, sizeof(key->worker), "%d",
-			 snowflake_registry_worker_id());
+	snprintf(key->worker, sizeof(key->worker), "%d", worker_id);
 	key->params[0] = key->datacenter;
 	key->params[1] = key->worker;
 	key->params[2] = registry_state->token;
@@ -1325,8 +1374,8 @@ registry_claim_key(RegistryClaimKey *key)
  * no ID is issued after the newest one read here.
  */
 static bool
-registry_mark_idle(PGconn *conn, bool interruptible, long timeout_ms,
-				   char *reason)
+registry_mark_idle(PGconn *conn, int worker_id, bool interruptible,
+				   long timeout_ms, char *reason)
 {
 	RegistryClaimKey key;
 	char		newest[24];
@@ -1334,7 +1383,7 @@ registry_mark_idle(PGconn *conn, bool interruptible, long timeout_ms,
 	char		query[1024];
 	PGresult   *result;
 
-	registry_claim_key(&key);
+	registry_claim_key(&key, worker_id);
 	snprintf(newest, sizeof(newest), INT64_FORMAT,
 			 snowflake_newest_id_unix_ms());
 	params[0] = key.params[0];
@@ -1374,7 +1423,7 @@ registry_check_in(PGconn *conn, char *reason)
 	const char *params[7];
 
 	registry_tighten_lease(CLAIM_HELD);
-	registry_claim_key(&key);
+	registry_claim_key(&key, snowflake_registry_worker_id());
 	snprintf(takeover, sizeof(takeover), "%d", delay_ms);
 	snprintf(ceiling, sizeof(ceiling), INT64_FORMAT, ceiling_unix_ms);
 	snprintf(lease, sizeof(lease), "%d", registry_reclaim_lease);
@@ -1405,8 +1454,8 @@ registry_check_in(PGconn *conn, char *reason)
 	registry_publish(CLAIM_LOST, -1,
 					 strcmp(answer.status, "moved") == 0 ? &answer : NULL,
 					 NULL);
-	lost_unconfirmed = !registry_mark_idle(conn, true, registry_timeout_ms(),
-										   reason);
+	lost_unconfirmed = !registry_mark_idle(conn, snowflake_registry_worker_id(),
+										   true, registry_timeout_ms(), reason);
 	return !lost_unconfirmed;
 }
 
@@ -1434,7 +1483,8 @@ registry_release(PGconn *conn)
 		conn = registry_open(false, 1000, reason);
 	if (conn == NULL)
 		return;
-	if (!registry_mark_idle(conn, false, 1000, reason))
+	if (!registry_mark_idle(conn, snowflake_registry_worker_id(), false, 1000,
+							reason))
 		ereport(LOG,
 				(errmsg("could not mark the snowflake claim idle in the registry"),
 				 errdetail_internal("%s", reason)));
@@ -1457,27 +1507,32 @@ snowflake_registry_main(Datum main_arg)
 {
 	PGconn	   *conn = NULL;
 	int			cached_worker_id;
+	SnowflakeClaimStatus status;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
-	if (!registry_read_cache(&cached_worker_id))
+	if (registry_read_cache(&cached_worker_id, &cached_floor_unix_ms))
+		snowflake_raise_id_floor(cached_floor_unix_ms);
+	else
 		cached_worker_id = -1;
 
 	/*
 	 * A restarted worker goes on with the state the last one published, but
-	 * not with its lease: until a check-in succeeds, a required check-in
-	 * counts as overdue.
+	 * not with its lease: until a check-in succeeds, a claim held counts as
+	 * overdue for a check-in, whatever the settings say now, since the
+	 * registry may still hold require_check_in from an earlier check-in.
 	 */
 	SpinLockAcquire(&registry_state->mutex);
-	lost_unconfirmed = registry_state->status == CLAIM_LOST;
+	status = registry_state->status;
 	SpinLockRelease(&registry_state->mutex);
-	registry_tighten_lease(CLAIM_PENDING);
+	lost_unconfirmed = status == CLAIM_LOST;
+	lease_required = status == CLAIM_HELD;
+	registry_tighten_lease(status);
 
 	for (;;)
 	{
-		SnowflakeClaimStatus status;
 		char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
 		bool		done = true;
 		bool		idle_wait;
@@ -1508,9 +1563,9 @@ snowflake_registry_main(Datum main_arg)
 				done = false;
 			else if (status == CLAIM_LOST)
 			{
-				lost_unconfirmed = !registry_mark_idle(conn, true,
-													   registry_timeout_ms(),
-													   reason);
+				lost_unconfirmed =
+					!registry_mark_idle(conn, snowflake_registry_worker_id(),
+										true, registry_timeout_ms(), reason);
 				done = !lost_unconfirmed;
 			}
 			else if (status == CLAIM_HELD)

@@ -28,12 +28,15 @@ ALTER TABLE snowflake_claims
 	ADD COLUMN released boolean NOT NULL DEFAULT false,
 	ADD COLUMN reassigned_to bigint,
 	ADD COLUMN contested_version bigint,
-	ADD COLUMN contested_at timestamptz;
+	ADD COLUMN contested_at timestamptz,
+	ADD COLUMN taken_above timestamptz;
 
 COMMENT ON COLUMN snowflake_claims.version IS
 	'Bumped by every check-in and change of the claim: a new holder takes it over only once it saw the same version for the takeover delay.';
 COMMENT ON COLUMN snowflake_claims.issued_until IS
 	'No ID of the holder carries a later time before its next check-in; a new holder starts above it.';
+COMMENT ON COLUMN snowflake_claims.taken_above IS
+	'The floor the holder was given when it took the claim over: its IDs lie above it.';
 COMMENT ON COLUMN snowflake_claims.released IS
 	'Released (or reassigned) by an operator: the holder stops at its next check-in and confirms by marking the claim idle.';
 
@@ -59,6 +62,25 @@ ALTER TYPE snowflake_registry_answer
 	ADD ATTRIBUTE version bigint,
 	ADD ATTRIBUTE wait interval,
 	ADD ATTRIBUTE floor timestamptz;
+
+-- Are these a server's lease terms, within the bounds of its settings?  A
+-- server's role may call the registry's functions with anything, and an
+-- absurd value would keep operators from freeing the claim, or everyone
+-- after it from generating.
+CREATE FUNCTION snowflake_registry_valid_terms(
+	takeover_delay interval,
+	reclaim_lease interval,
+	issued_until timestamptz)
+RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+	SELECT coalesce(takeover_delay BETWEEN interval '100 ms' AND interval '1 day', true)
+		AND coalesce(reclaim_lease >= interval '1 min'
+					 AND pg_catalog.isfinite(reclaim_lease), true)
+		AND coalesce(pg_catalog.isfinite(issued_until)
+					 AND issued_until < pg_catalog.clock_timestamp() + interval '1 year',
+					 true)
+$$;
 
 -- Claim a worker id in a datacenter for one start (token) of a server, in one
 -- statement.  Claims of one datacenter are serialised by an advisory lock,
@@ -108,12 +130,14 @@ BEGIN
 	IF datacenter_id IS NULL OR datacenter_id < 0 OR
 	   max_worker_id IS NULL OR max_worker_id < 0 OR
 	   system_identifier IS NULL OR token IS NULL OR
+	   require_check_in IS NULL OR
 	   takeover_delay IS NULL OR reclaim_lease IS NULL OR
-	   require_check_in IS NULL THEN
+	   NOT snowflake_registry_valid_terms(takeover_delay, reclaim_lease,
+										  issued_until) THEN
 		RAISE EXCEPTION 'invalid claim for datacenter % with largest worker id %',
 			datacenter_id, max_worker_id
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'The datacenter id and the largest worker id are integers from 0 up; the system identifier, token, delays and require_check_in are required.';
+				  DETAIL = 'The datacenter id and the largest worker id are integers from 0 up; the system identifier, token and require_check_in are required; the takeover delay lies between 100 ms and 1 day, the reclaim lease is at least a minute, and issued_until, if given, is a time within a year from now.';
 	END IF;
 	PERFORM pg_catalog.pg_advisory_xact_lock(1397641047,
 		snowflake_registry_claim.datacenter_id);
@@ -129,7 +153,7 @@ BEGIN
 	IF FOUND THEN
 		RETURN snowflake_registry_take(c, snowflake_registry_claim.system_identifier,
 			timeline, token, host, port, data_directory, takeover_delay,
-			reclaim_lease, issued_until, require_check_in, NULL);
+			reclaim_lease, issued_until, require_check_in, c.taken_above);
 	END IF;
 
 	-- a claim of this system, or one reassigned to it
@@ -155,7 +179,8 @@ BEGIN
 			may_take := snowflake_registry_watched(c, expected_worker_id,
 				expected_version, wait_for, now_ts)
 				AND (c.require_check_in OR
-					 c.checked_in_at < now_ts - reclaim_lease);
+					 c.checked_in_at < now_ts - GREATEST(c.reclaim_lease,
+														 snowflake_registry_claim.reclaim_lease));
 		END IF;
 		IF may_take THEN
 			RETURN snowflake_registry_take(c, snowflake_registry_claim.system_identifier,
@@ -220,7 +245,8 @@ BEGIN
 	  AND s.worker_id <= max_worker_id
 	  AND s.reassigned_to IS NULL
 	  AND (s.released OR
-		   s.checked_in_at < now_ts - snowflake_registry_claim.reclaim_lease)
+		   s.checked_in_at < now_ts - GREATEST(s.reclaim_lease,
+											   snowflake_registry_claim.reclaim_lease))
 	ORDER BY s.released AND s.idle DESC,
 			 s.worker_id IS NOT DISTINCT FROM expected_worker_id DESC,
 			 s.checked_in_at
@@ -235,7 +261,9 @@ BEGIN
 	IF (c.released AND c.idle) OR
 	   (snowflake_registry_watched(c, expected_worker_id, expected_version,
 									wait_for, now_ts)
-		AND (c.require_check_in OR c.checked_in_at < now_ts - reclaim_lease)) THEN
+		AND (c.require_check_in OR
+			 c.checked_in_at < now_ts - GREATEST(c.reclaim_lease,
+												 snowflake_registry_claim.reclaim_lease))) THEN
 		RETURN snowflake_registry_take(c, snowflake_registry_claim.system_identifier,
 			timeline, token, host, port, data_directory, takeover_delay,
 			reclaim_lease, issued_until, require_check_in,
@@ -345,7 +373,8 @@ BEGIN
 		released = false,
 		reassigned_to = NULL,
 		contested_version = NULL,
-		contested_at = NULL
+		contested_at = NULL,
+		taken_above = snowflake_registry_take.floor
 	WHERE s.datacenter_id = c.datacenter_id AND s.worker_id = c.worker_id
 	RETURNING * INTO c;
 	RETURN ROW('claimed', c.worker_id, c.system_identifier, c.host, c.port,
@@ -379,6 +408,13 @@ BEGIN
 	IF datacenter_id IS NULL OR worker_id IS NULL OR token IS NULL THEN
 		RAISE EXCEPTION 'a check-in names a datacenter id, a worker id and a token'
 			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF NOT snowflake_registry_valid_terms(takeover_delay, reclaim_lease,
+										  issued_until) THEN
+		RAISE EXCEPTION 'invalid terms in a check-in of worker id % of datacenter %',
+			worker_id, datacenter_id
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'The takeover delay lies between 100 ms and 1 day, the reclaim lease is at least a minute, and issued_until is a time within a year from now.';
 	END IF;
 	UPDATE snowflake_claims s
 	SET checked_in_at = pg_catalog.clock_timestamp(),
@@ -430,7 +466,9 @@ $$;
 -- start takes it back at once, other servers only after the reclaim lease),
 -- or when the holder stopped after learning that its claim was released or
 -- reassigned (then it is free at once).  issued_until is the time of the
--- holder's last ID.  Returns whether this start (token) held it.
+-- holder's newest ID, read after it stopped generating: it replaces the
+-- promise of the last check-in, so that the next holder need not start
+-- above a time that lies ahead.  Returns whether this start (token) held it.
 CREATE FUNCTION snowflake_registry_idle(
 	datacenter_id integer,
 	worker_id integer,
@@ -443,9 +481,10 @@ AS $$
 		UPDATE snowflake_claims s
 		SET idle = true, checked_in_at = pg_catalog.clock_timestamp(),
 			version = s.version + 1,
-			issued_until = GREATEST(s.issued_until, $4)
+			issued_until = coalesce($4, s.issued_until)
 		WHERE s.datacenter_id = $1 AND s.worker_id = $2 AND s.token = $3
 		  AND NOT s.idle
+		  AND snowflake_registry_valid_terms(NULL, NULL, $4)
 		RETURNING 1)
 	SELECT EXISTS (SELECT FROM marked);
 $$;
@@ -573,6 +612,7 @@ DECLARE
 BEGIN
 	FOREACH f IN ARRAY ARRAY[
 		'snowflake_registry_claim(integer, bigint, integer, uuid, text, integer, text, interval, interval, integer, integer, integer, bigint, timestamptz, boolean)',
+		'snowflake_registry_valid_terms(interval, interval, timestamptz)',
 		'snowflake_registry_watched(snowflake_claims, integer, bigint, interval, timestamptz)',
 		'snowflake_registry_floor(snowflake_claims)',
 		'snowflake_registry_contest(snowflake_claims, text, interval, timestamptz)',

@@ -2211,6 +2211,9 @@ snowflake_raise_id_floor(int64 unix_ms)
 
 	if (snowflake_state == NULL || floor_ms < 0)
 		return;
+
+	/* past the time bits: no ID can lie above it, and none is issued */
+	floor_ms = Min(floor_ms, snowflake_layout.max_ms);
 	snowflake_raise_tick_floor(snowflake_state, floor_ms + 1);
 }
 

@@ -129,9 +129,22 @@ SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6), expected_worker => 0,
 -- with floor the old holder's issued_until
 SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6), expected_worker => 0,
 	expected_version => 7);
+-- the same start asks again (the answer was lost): the same floor
+SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6));
 -- the old holder learns at its next check-in that the claim moved
 SELECT * FROM pg_temp.check_in(3, 0, pg_temp.tok(5));
 SELECT * FROM pg_temp.status(3);
+
+-- lease terms no server's settings allow are refused
+SELECT * FROM snowflake_registry_claim(3, 109, 1, pg_temp.tok(99), 'host',
+	5432, '/data', interval '0 s', interval '1 day', 31);
+SELECT * FROM snowflake_registry_claim(3, 109, 1, pg_temp.tok(99), 'host',
+	5432, '/data', interval '10 s', interval '-1 day', 31);
+SELECT * FROM snowflake_registry_claim(3, 109, 1, pg_temp.tok(99), 'host',
+	5432, '/data', interval '10 s', interval '1 day', 31, NULL, NULL, NULL,
+	'infinity');
+SELECT * FROM snowflake_registry_check_in(3, 0, pg_temp.tok(6),
+	interval '100000 years');
 
 -- an idle or silent claim is no other server's before the reclaim lease
 SELECT snowflake_registry_idle(3, 1, pg_temp.tok(2));

@@ -12,7 +12,9 @@
 #   6. a clone started during a registry outage longer than the takeover
 #      delay does not win the claim from its running original;
 #   7. a server restarted during a short outage generates again once the
-#      registry gives it its own claim back.
+#      registry gives it its own claim back;
+# and, found in review of 1.2, a clean restart generates at once however
+# long the takeover delay.
 # (3 is in sql/registry.sql, 8 in t/035_registry_clock.pl, 9 in
 # sql/between.sql.)
 
@@ -274,5 +276,25 @@ ok( $registry->poll_query_until(
 	'a server restarted while the registry was down gets its own claim back');
 is(next_pair($restarted), $pair, 'and generates with its pair again');
 $restarted->stop;
+
+#
+# A clean restart generates at once, even with a long takeover delay: its
+# idle claim reports its newest ID, not the promise of its last check-in,
+# which lies up to the takeover delay ahead.
+#
+my $quick = snowflake_node('quick', registry => $registry,
+	extra_conf => "snowflake.registry_takeover_delay = '20s'\n");
+start_node($quick);
+($pair) = wait_for_pair($quick);
+my $before_restart = $quick->safe_psql('postgres', 'SELECT snowflake_next_id()');
+restart_node($quick);
+my $restarted_at = time();
+my ($quick_pair, $quick_id) = next_id_of($quick);
+my $quick_took = time() - $restarted_at;
+is($quick_pair, $pair, 'a cleanly restarted server generates with its pair');
+cmp_ok($quick_took, '<', 5,
+	"at once, not a takeover delay later ($quick_took s)");
+cmp_ok($quick_id, '>', $before_restart, 'above its IDs before the restart');
+$quick->stop;
 
 done_testing();
