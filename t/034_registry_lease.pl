@@ -297,4 +297,61 @@ cmp_ok($quick_took, '<', 5,
 cmp_ok($quick_id, '>', $before_restart, 'above its IDs before the restart');
 $quick->stop;
 
+#
+# The floor of a claim taken over is cached with it: a new holder that
+# crashed before it generated, and restarts while the registry is down,
+# stays above its predecessor's IDs on the cached claim, even with its clock
+# 30 s behind.
+#
+my $first = snowflake_node('first', registry => $registry,
+	allows_streaming => 1);
+start_node($first);
+($pair) = wait_for_pair($first);
+$first->backup('first_base');
+my $second = snowflake_standby($first, 'first_base', 'second', clone => 1);
+my $first_last = $first->safe_psql('postgres', 'SELECT snowflake_next_id()');
+crash_node($first);
+start_node($second);
+ok( $registry->poll_query_until(
+		'postgres',
+		"SELECT taken_above IS NOT NULL FROM snowflake_claims WHERE port = "
+		  . $second->port),
+	'a copy takes over the claim of its crashed original, above a floor');
+$second->stop('immediate');
+$registry->stop;
+set_clock($second, -30);
+start_node($second);
+check_clock_offset($second, -30, "the copy's clock is 30 s behind");
+my ($cached_pair, $cached_id) = next_id_of($second);
+ok(!defined $cached_id || $cached_id > $first_last,
+	'on its cached claim it issues no ID below its predecessor\'s');
+$second->stop;
+$registry->start;
+
+#
+# A claim file of 1.1 (version 1, without a floor) is still read: with the
+# registry down, the server generates with the claim in it.
+#
+my $old_file = snowflake_node('old_file', registry => $registry);
+start_node($old_file);
+($pair) = wait_for_pair($old_file);
+my ($dc, $old_worker) = split /\|/, $pair;
+my $sysid = $old_file->safe_psql('postgres',
+	'SELECT system_identifier FROM pg_control_system()');
+$old_file->stop;
+my $v1 = pack('L L q l l', 0x534E434C, 1, $sysid, $dc, $old_worker);
+open my $fh, '>', $old_file->data_dir . '/snowflake.claim' or die $!;
+binmode $fh;
+# the C struct's size: four bytes of padding after the CRC
+print $fh $v1 . pack('L', crc32c($v1)) . ("\0" x 4);
+close $fh;
+$registry->stop;
+start_node($old_file);
+is(next_pair($old_file), $pair,
+	'a 1.1 claim file stands in while the registry is down');
+ok($old_file->log_contains('generating with the cached claim'),
+	'and the log says that the cached claim is used');
+$old_file->stop;
+$registry->start;
+
 done_testing();
