@@ -14,24 +14,40 @@
  * while this server has no usable claim yet.
  *
  * The registry decides every claim in one statement, under a lock per
- * datacenter, so two servers starting at once never get the same id.  A
- * claim belongs to a system identifier (a server and its copies) and, while
- * it runs, to one incarnation of it: a random token made at each start.  It
- * passes to a new incarnation (a restart, a promoted standby, a clone) only
- * when the holder marked it idle or has not checked in for
- * snowflake.registry_takeover_delay; to another system only when it has not
- * checked in for snowflake.registry_reclaim_lease.  A server that learns at
- * a check-in that its claim moved stops generating for good.
+ * datacenter, so two servers starting at once never get the same id, and
+ * never one outside the caller's layout.  A claim belongs to a system
+ * identifier (a server and its copies) and, while it runs, to one
+ * incarnation of it: a random token made at each start.  No wall clock
+ * decides a takeover.  A claim passes to a new incarnation (a restart, a
+ * promoted standby, a clone) when the holder marked it idle, or once this
+ * worker has watched its version (which every check-in bumps) unchanged for
+ * the takeover delay the registry holds, on the monotonic clock, with every
+ * round answered; to another system once it was released and the holder
+ * confirmed, or the holder cannot be generating any more.  Whoever takes a
+ * claim over starts above the time its holder promised at its last check-in
+ * (issued_until) or reported when it went idle.  README.md, "The lease as a
+ * rule", has the whole rule and why it holds.
+ *
+ * With snowflake.registry_require_check_in the holder keeps its side of the
+ * rule itself: no ID once the takeover delay has passed since its last
+ * successful check-in was sent, and none later than the time that check-in
+ * promised.  The gate checks both again after the compare-and-swap that
+ * claims the ticks (snowflake_registry_recheck), so a call that waited
+ * while the claim was lost fails.  A server that learns at a check-in that
+ * its claim moved or was released stops generating for good, and tells the
+ * registry so.
  *
  * The claim is cached in the data directory (snowflake.claim, next to the
- * mark), so that a server that held a claim can restart while the registry
- * cannot be reached.  A server without one refuses to generate instead: it
- * never falls back to a default worker id.
+ * mark), with the floor it was taken above, so that a server that held a
+ * claim can restart while the registry cannot be reached.  A server without
+ * one refuses to generate instead: it never falls back to a default worker
+ * id.
  *
  * Shared state: one struct under a spinlock, written by the registry worker
  * alone and read by backends; nothing is reported while the lock is held.
- * The gate's usual case reads two atomic copies of the status instead.  The
- * worker id never changes once this server has generated with it.
+ * The gate's usual case reads three atomics instead (see
+ * SnowflakeRegistryState).  The worker id never changes once this server has
+ * generated with it.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -546,7 +562,7 @@ registry_error(SnowflakeRegistryState *copy)
 							copy->holder_worker_id, registry_datacenter_id),
 					 errdetail("It was released or reassigned, or its holder, %s, has not checked in since %s; it passes to this server once its holder has confirmed or cannot be generating any more.",
 							   copy->holder, copy->holder_checked_in),
-					 errhint("The server log says when the registry was last asked.")));
+					 errhint("snowflake_registry_status on the registry shows the claim's state.")));
 			break;
 		case CLAIM_REFUSED:
 			ereport(ERROR,
