@@ -36,31 +36,6 @@ sub holder_port
 		  . "WHERE datacenter_id = $dc AND worker_id = $worker");
 }
 
-# Calls next_pair on each node for the given seconds; returns the pairs
-# each one generated with, and each one's last error.
-sub generate_for
-{
-	my ($seconds, @nodes) = @_;
-	my (%pairs, %errors);
-	my $end = time() + $seconds;
-	while (time() < $end)
-	{
-		foreach my $node (@nodes)
-		{
-			my ($pair, $err) = next_pair($node);
-			if (defined $pair)
-			{
-				$pairs{ $node->name }{$pair} = 1;
-			}
-			else
-			{
-				$errors{ $node->name } = $err;
-			}
-		}
-	}
-	return (\%pairs, \%errors);
-}
-
 my $primary =
   snowflake_node('primary', registry => $registry, allows_streaming => 1);
 start_node($primary);

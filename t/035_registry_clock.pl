@@ -26,32 +26,6 @@ my $takeover = 2;
 
 my $registry = snowflake_registry('registry', clock => 1);
 
-# Calls next_pair on each node for the given seconds; returns the pairs
-# each one generated with, and each one's last error.
-sub generate_for
-{
-	my ($seconds, @nodes) = @_;
-	my (%pairs, %errors);
-	my $end = time() + $seconds;
-	while (time() < $end)
-	{
-		foreach my $node (@nodes)
-		{
-			my ($pair, $err) = next_pair($node);
-			if (defined $pair)
-			{
-				$pairs{ $node->name }{$pair}++;
-			}
-			else
-			{
-				$errors{ $node->name } = $err;
-			}
-		}
-		usleep(50_000);
-	}
-	return (\%pairs, \%errors);
-}
-
 my $original = snowflake_node(
 	'original',
 	registry         => $registry,

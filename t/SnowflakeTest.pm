@@ -67,6 +67,7 @@ our @EXPORT = qw(
   next_pair
   wait_for_pair
   wait_for_refusal
+  generate_for
   set_clock
   start_node
   restart_node
@@ -342,6 +343,39 @@ sub wait_for_refusal
 		usleep(50_000);
 	}
 	return undef;
+}
+
+=pod
+
+=item generate_for(seconds, nodes...)
+
+Calls next_pair on each node in turn for the given seconds.  Returns two
+hash references: by node name, the pairs each one generated with (a hash of
+pair to count), and each one's last error.
+
+=cut
+
+sub generate_for
+{
+	my ($seconds, @nodes) = @_;
+	my (%pairs, %errors);
+	my $end = time() + $seconds;
+	while (time() < $end)
+	{
+		foreach my $node (@nodes)
+		{
+			my ($pair, $err) = next_pair($node);
+			if (defined $pair)
+			{
+				$pairs{ $node->name }{$pair}++;
+			}
+			else
+			{
+				$errors{ $node->name } = $err;
+			}
+		}
+	}
+	return (\%pairs, \%errors);
 }
 
 sub _setup_clock
