@@ -88,6 +88,28 @@ sub overlap
 	return '';
 }
 
+# Did the second node generate with the pair only after the first one's
+# last call with it?  Returns a description of the first call that did not,
+# or ''.  Calls made one after the other never overlap, so this, not
+# overlap(), is what shows that a claim passed only once its holder stopped.
+sub handed_over
+{
+	my ($drawn, $old, $new, $pair) = @_;
+	my @old_ends = map { $_->{end} }
+	  grep { $_->{pair} eq $pair } @{ $drawn->{$old} // [] };
+	my @new_starts = map { $_->{start} }
+	  grep { $_->{pair} eq $pair } @{ $drawn->{$new} // [] };
+	return '' unless @old_ends && @new_starts;
+	my ($last_old) = sort { $b <=> $a } @old_ends;
+	my ($first_new) = sort { $a <=> $b } @new_starts;
+	my $late = grep { $_ > $first_new } @old_ends;
+	return $late
+	  ? "$old made $late calls with $pair after ${new}'s first, the last "
+	  . sprintf('%.3f', $last_old - $first_new)
+	  . ' s after it'
+	  : '';
+}
+
 # the worker id a node holds, from its snowflake_status
 sub worker_of
 {
@@ -162,6 +184,8 @@ cmp_ok($drawn->{copy}[0]{start} - $cut_at,
 	'>=', 8 - 3, 'but only after the raised delay');
 is(overlap($drawn, 'holder', 'copy'),
 	'', 'the holder and the copy never generate with the pair at once');
+is(handed_over($drawn, 'holder', 'copy', $pair),
+	'', 'the copy generates only after the holder\'s last ID');
 like(wait_for_refusal($holder), qr/has moved to another server/,
 	'the holder, back in touch, learns that its claim moved');
 $_->stop foreach ($holder, $copy);
@@ -194,6 +218,8 @@ ok(@{ $drawn->{newcomer} // [] },
 ok(@{ $drawn->{old} // [] }, 'its holder generated after the release');
 is(overlap($drawn, 'old', 'newcomer'),
 	'', 'but never at the same time as the new holder, and below its IDs');
+is(handed_over($drawn, 'old', 'newcomer', '6|0'),
+	'', 'the new holder generates only after the old holder\'s last ID');
 $_->stop foreach ($old, $newcomer);
 
 #

@@ -24,7 +24,7 @@ skip_without_libfaketime();
 # snowflake_node's registry settings: check-in every 200 ms, takeover 2 s
 my $takeover = 2;
 
-my $registry = snowflake_registry('registry', clock => 1);
+my $registry = snowflake_registry('registry', clock => 1, no_cache => 1);
 
 my $original = snowflake_node(
 	'original',
@@ -40,7 +40,15 @@ ok(!defined next_pair($copy), 'a copy of the running original is refused');
 
 foreach my $step (30, 0, -30)
 {
+	# The step lands while the original's check-ins are held back for 0.6 s,
+	# less than the takeover delay, so that the copy's next claim reaches
+	# the registry before the original's next check-in: only the step could
+	# then give the copy the claim.
+	my $worker = registry_worker_pid($original);
+	kill 'STOP', $worker;
 	set_clock($registry, $step);
+	usleep(600_000);
+	kill 'CONT', $worker;
 	check_clock_offset($registry, $step,
 		"the registry's clock is stepped to $step s");
 	my ($pairs, $errors) = generate_for(3 * $takeover, $original, $copy);
