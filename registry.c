@@ -148,8 +148,9 @@ typedef enum SnowflakeClaimStatus
  * The gate reads the first three on every ID without the lock.  fast_gate
  * is the status in its low byte and, above, a generation that grows each
  * time the claim stops being usable or becomes usable again, so that a call
- * that straddles such a moment sees a different value after its
- * compare-and-swap than before.  With snowflake.registry_require_check_in,
+ * that straddles such a moment sees another generation after its
+ * compare-and-swap than before (a cached claim confirmed by the registry
+ * stays in its generation).  With snowflake.registry_require_check_in,
  * fast_deadline_us is the monotonic time at which the claim stops being
  * usable (the last successful check-in, as sent, plus the takeover delay
  * agreed with the registry) and fast_ceiling_ms the latest ID time this
@@ -167,6 +168,11 @@ typedef struct SnowflakeRegistryState
 	uint64		generation;
 	int			worker_id;		/* -1 until claimed */
 	int			agreed_delay_ms;	/* the takeover delay in force */
+	/* the lease as the registry worker knows it; see lease_* below */
+	uint64		lease_confirmed_us;
+	int			lease_delay_ms;
+	bool		lease_required;
+	int64		lease_ceiling_unix_ms;
 	char		token[37];		/* this incarnation's token, a UUID */
 	int			holder_worker_id;	/* the claim refused, or -1 */
 	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];
@@ -204,8 +210,8 @@ static void registry_register_worker(void);
 static uint64 registry_monotonic_us(void);
 static void registry_error(SnowflakeRegistryState *copy);
 static bool registry_mark_idle(PGconn *conn, int worker_id,
-							   bool interruptible, long timeout_ms,
-							   char *reason);
+							   int64 newest_unix_ms, bool interruptible,
+							   long timeout_ms, char *reason);
 
 
 /*---- settings and start ----*/
@@ -489,14 +495,17 @@ void
 snowflake_registry_recheck(uint64 gate, int64 end_ms)
 {
 	SnowflakeRegistryState copy;
+	uint64		now_gate;
 	uint64		ceiling_ms;
 
 	if (!snowflake_registry_enabled())
 		return;
 
+	now_gate = pg_atomic_read_u64(&registry_state->fast_gate);
+	pg_read_barrier();
 	ceiling_ms = pg_atomic_read_u64(&registry_state->fast_ceiling_ms);
-	if (pg_atomic_read_u64(&registry_state->fast_gate) == gate &&
-		registry_claim_usable(GATE_STATUS(gate),
+	if ((now_gate >> 8) == (gate >> 8) &&
+		registry_claim_usable(GATE_STATUS(now_gate),
 							  pg_atomic_read_u64(&registry_state->fast_deadline_us)) &&
 		(ceiling_ms == REGISTRY_UNLIMITED || end_ms <= (int64) ceiling_ms))
 		return;
@@ -504,7 +513,7 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 	SpinLockAcquire(&registry_state->mutex);
 	memcpy(&copy, registry_state, sizeof(copy));
 	SpinLockRelease(&registry_state->mutex);
-	if (copy.status != GATE_STATUS(gate) || copy.generation != (gate >> 8))
+	if (copy.generation != (gate >> 8))
 	{
 		if (copy.status == CLAIM_HELD || copy.status == CLAIM_CACHED)
 			ereport(ERROR,
@@ -947,6 +956,12 @@ static bool lost_unconfirmed = false;
 static int64 cached_floor_unix_ms = -1;
 
 /*
+ * A claim was just taken over above a floor that may lie past the time the
+ * claim promised: check in at once, to promise a time past the floor.
+ */
+static bool check_in_now = false;
+
+/*
  * Call one of the registry's functions that return a
  * snowflake_registry_answer (call is the call, with $n for the parameters)
  * and read the answer.  *sent_us is when the call was sent, *received_us
@@ -1054,6 +1069,14 @@ registry_publish_limits(SnowflakeClaimStatus status)
 {
 	uint64		deadline_us = REGISTRY_UNLIMITED;
 	uint64		ceiling_ms = REGISTRY_UNLIMITED;
+
+	/* kept in shared memory for a registry worker that restarts */
+	SpinLockAcquire(&registry_state->mutex);
+	registry_state->lease_confirmed_us = lease_confirmed_us;
+	registry_state->lease_delay_ms = lease_delay_ms;
+	registry_state->lease_required = lease_required;
+	registry_state->lease_ceiling_unix_ms = lease_ceiling_unix_ms;
+	SpinLockRelease(&registry_state->mutex);
 
 	if (lease_required)
 	{
@@ -1327,13 +1350,16 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 		{
 			/* give back the id just granted: it is of no use here */
 			registry_publish(CLAIM_LOST, -1, NULL, NULL);
-			if (!registry_mark_idle(conn, answer.worker_id, true,
+			if (!registry_mark_idle(conn, answer.worker_id, -1, true,
 									registry_timeout_ms(), reason))
 				return false;
 			return true;
 		}
 		if (answer.floor_unix_ms >= 0)
+		{
 			snowflake_raise_id_floor(answer.floor_unix_ms);
+			check_in_now = true;
+		}
 		lease_confirmed_us = sent_us;
 		lease_delay_ms = delay_ms;
 		lease_required = required;
@@ -1383,15 +1409,17 @@ registry_claim_key(RegistryClaimKey *key, int worker_id)
 }
 
 /*
- * Mark this server's claim idle, with the time of its newest ID: at a clean
- * shutdown, or once it stopped generating after learning that its claim was
- * released or moved, so that whoever gets the id next may take it at once,
- * above that time.  The caller has published a state that refuses IDs, so
- * no ID is issued after the newest one read here.
+ * Mark this server's claim on worker_id idle, with newest_unix_ms, the time
+ * of its newest ID (-1 for a claim it never generated with: the registry
+ * keeps what it has): at a clean shutdown, or once it stopped generating
+ * after learning that its claim was released or moved, so that whoever
+ * gets the id next may take it at once, above that time.  The caller has
+ * published a state that refuses IDs before it read newest_unix_ms, so no
+ * ID is issued after it.
  */
 static bool
-registry_mark_idle(PGconn *conn, int worker_id, bool interruptible,
-				   long timeout_ms, char *reason)
+registry_mark_idle(PGconn *conn, int worker_id, int64 newest_unix_ms,
+				   bool interruptible, long timeout_ms, char *reason)
 {
 	RegistryClaimKey key;
 	char		newest[24];
@@ -1400,12 +1428,11 @@ registry_mark_idle(PGconn *conn, int worker_id, bool interruptible,
 	PGresult   *result;
 
 	registry_claim_key(&key, worker_id);
-	snprintf(newest, sizeof(newest), INT64_FORMAT,
-			 snowflake_newest_id_unix_ms());
+	snprintf(newest, sizeof(newest), INT64_FORMAT, newest_unix_ms);
 	params[0] = key.params[0];
 	params[1] = key.params[1];
 	params[2] = key.params[2];
-	params[3] = newest;
+	params[3] = newest_unix_ms >= 0 ? newest : NULL;
 	snprintf(query, sizeof(query),
 			 "SELECT %s.snowflake_registry_idle($1, $2, $3, "
 			 REGISTRY_TIME_PARAM(4) ")", registry_schema);
@@ -1471,7 +1498,8 @@ registry_check_in(PGconn *conn, char *reason)
 					 strcmp(answer.status, "moved") == 0 ? &answer : NULL,
 					 NULL);
 	lost_unconfirmed = !registry_mark_idle(conn, snowflake_registry_worker_id(),
-										   true, registry_timeout_ms(), reason);
+										   snowflake_newest_id_unix_ms(), true,
+										   registry_timeout_ms(), reason);
 	return !lost_unconfirmed;
 }
 
@@ -1499,7 +1527,8 @@ registry_release(PGconn *conn)
 		conn = registry_open(false, 1000, reason);
 	if (conn == NULL)
 		return;
-	if (!registry_mark_idle(conn, snowflake_registry_worker_id(), false, 1000,
+	if (!registry_mark_idle(conn, snowflake_registry_worker_id(),
+							snowflake_newest_id_unix_ms(), false, 1000,
 							reason))
 		ereport(LOG,
 				(errmsg("could not mark the snowflake claim idle in the registry"),
@@ -1535,16 +1564,18 @@ snowflake_registry_main(Datum main_arg)
 		cached_worker_id = -1;
 
 	/*
-	 * A restarted worker goes on with the state the last one published, but
-	 * not with its lease: until a check-in succeeds, a claim held counts as
-	 * overdue for a check-in, whatever the settings say now, since the
-	 * registry may still hold require_check_in from an earlier check-in.
+	 * A restarted worker goes on with the state and the lease the last one
+	 * published: the registry may hold terms that the settings no longer
+	 * say, such as require_check_in turned off since the last check-in.
 	 */
 	SpinLockAcquire(&registry_state->mutex);
 	status = registry_state->status;
+	lease_confirmed_us = registry_state->lease_confirmed_us;
+	lease_delay_ms = registry_state->lease_delay_ms;
+	lease_required = registry_state->lease_required;
+	lease_ceiling_unix_ms = registry_state->lease_ceiling_unix_ms;
 	SpinLockRelease(&registry_state->mutex);
 	lost_unconfirmed = status == CLAIM_LOST;
-	lease_required = status == CLAIM_HELD;
 	registry_tighten_lease(status);
 
 	for (;;)
@@ -1581,7 +1612,8 @@ snowflake_registry_main(Datum main_arg)
 			{
 				lost_unconfirmed =
 					!registry_mark_idle(conn, snowflake_registry_worker_id(),
-										true, registry_timeout_ms(), reason);
+										snowflake_newest_id_unix_ms(), true,
+										registry_timeout_ms(), reason);
 				done = !lost_unconfirmed;
 			}
 			else if (status == CLAIM_HELD)
@@ -1606,7 +1638,9 @@ snowflake_registry_main(Datum main_arg)
 		}
 
 		idle_wait = status == CLAIM_LOST && !lost_unconfirmed;
-		if (!ShutdownRequestPending)
+		if (check_in_now)
+			check_in_now = false;
+		else if (!ShutdownRequestPending)
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
 							 (idle_wait ? 0 : WL_TIMEOUT),

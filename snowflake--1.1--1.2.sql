@@ -295,12 +295,13 @@ $$;
 
 -- The time a new holder of claim c must start above: c's issued_until, or,
 -- for a claim from 1.1 that has none, its last check-in plus its takeover
--- delay.
+-- delay; and never below the floor its holder was given in turn.
 CREATE FUNCTION snowflake_registry_floor(c snowflake_claims)
 RETURNS timestamptz
 LANGUAGE sql IMMUTABLE
 AS $$
-	SELECT coalesce(c.issued_until, c.checked_in_at + c.takeover_delay)
+	SELECT GREATEST(coalesce(c.issued_until, c.checked_in_at + c.takeover_delay),
+					c.taken_above)
 $$;
 
 -- Refuse claim c to its caller for now ('refused' or 'waiting'), and note
@@ -468,7 +469,8 @@ $$;
 -- reassigned (then it is free at once).  issued_until is the time of the
 -- holder's newest ID, read after it stopped generating: it replaces the
 -- promise of the last check-in, so that the next holder need not start
--- above a time that lies ahead.  Returns whether this start (token) held it.
+-- above a time that lies ahead, but never goes below the floor the holder
+-- was given itself.  Returns whether this start (token) held it.
 CREATE FUNCTION snowflake_registry_idle(
 	datacenter_id integer,
 	worker_id integer,
@@ -481,7 +483,7 @@ AS $$
 		UPDATE snowflake_claims s
 		SET idle = true, checked_in_at = pg_catalog.clock_timestamp(),
 			version = s.version + 1,
-			issued_until = coalesce($4, s.issued_until)
+			issued_until = GREATEST(coalesce($4, s.issued_until), s.taken_above)
 		WHERE s.datacenter_id = $1 AND s.worker_id = $2 AND s.token = $3
 		  AND NOT s.idle
 		  AND snowflake_registry_valid_terms(NULL, NULL, $4)

@@ -321,6 +321,8 @@ typedef struct xl_snowflake_mark
 	"could not generate a snowflake ID: the clock is behind"
 #define SNOWFLAKE_RESUMING_MESSAGE \
 	"could not generate a snowflake ID: resuming above the high-water mark"
+#define SNOWFLAKE_REGISTRY_FLOOR_MESSAGE \
+	"could not generate a snowflake ID: resuming above the previous holder of this worker id"
 #define SNOWFLAKE_CLOCK_JUMP_MESSAGE \
 	"could not generate a snowflake ID: the clock jumped forward"
 
@@ -429,6 +431,8 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 last_tick; /* largest tick issued, or the floor - 1 */
 	pg_atomic_uint64 floor_tick;	/* last_tick as the mark set it at start
 									 * or in redo */
+	pg_atomic_uint64 registry_floor_tick;	/* last_tick as a registry claim
+											 * taken over set it, or 0 */
 	pg_atomic_uint64 floor_clock_ms;	/* the clock when that mark was
 										 * written, or PG_INT64_MAX if not
 										 * known */
@@ -1618,6 +1622,7 @@ snowflake_shmem_startup(void)
 		memset(state, 0, snowflake_shmem_size());
 		pg_atomic_init_u64(&state->last_tick, 0);
 		pg_atomic_init_u64(&state->floor_tick, 0);
+		pg_atomic_init_u64(&state->registry_floor_tick, 0);
 		pg_atomic_init_u64(&state->floor_clock_ms, (uint64) PG_INT64_MAX);
 		pg_atomic_init_u64(&state->durable_mark, 0);
 		pg_atomic_init_u64(&state->sequence_waits, 0);
@@ -2208,13 +2213,16 @@ void
 snowflake_raise_id_floor(int64 unix_ms)
 {
 	int64		floor_ms = unix_ms - snowflake_epoch_unix_ms;
+	uint64		floor_tick;
 
 	if (snowflake_state == NULL || floor_ms < 0)
 		return;
 
 	/* past the time bits: no ID can lie above it, and none is issued */
 	floor_ms = Min(floor_ms, snowflake_layout.max_ms);
-	snowflake_raise_tick_floor(snowflake_state, floor_ms + 1);
+	floor_tick = ((uint64) (floor_ms + 1) << snowflake_layout.sequence_bits) - 1;
+	snowflake_raise_counter(&snowflake_state->last_tick, floor_tick);
+	pg_atomic_write_u64(&snowflake_state->registry_floor_tick, floor_tick);
 }
 
 /*
@@ -2682,6 +2690,26 @@ snowflake_report_resuming(int64 ahead_ms)
 }
 
 /*
+ * Refuse an ID because this server took its registry claim over from another
+ * start or server, above the time that one promised, and the clock has not
+ * reached it yet.
+ */
+static void
+snowflake_report_registry_floor(int64 ahead_ms)
+{
+	if (snowflake_count_refusal())
+		ereport(LOG,
+				(errmsg("snowflake IDs resume above the previous holder of this worker id, %lld ms ahead of the clock; refusing IDs until the clock reaches it",
+						(long long) ahead_ms)));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg(SNOWFLAKE_REGISTRY_FLOOR_MESSAGE),
+			 errdetail("This server took its worker id over from another start or server, whose IDs may reach %lld ms ahead of this clock; snowflake.max_clock_wait (%d ms) did not cover the wait.",
+					   (long long) ahead_ms, snowflake_max_clock_wait),
+			 errhint("Wait, or check the clocks of the servers that held this worker id.")));
+}
+
+/*
  * Refuse an ID because the clock jumped forward further than
  * snowflake.max_clock_jump allows.
  */
@@ -2712,6 +2740,7 @@ snowflake_emit_log(ErrorData *edata)
 	if (edata->elevel == ERROR && edata->message_id != NULL &&
 		(strcmp(edata->message_id, SNOWFLAKE_CLOCK_BEHIND_MESSAGE) == 0 ||
 		 strcmp(edata->message_id, SNOWFLAKE_RESUMING_MESSAGE) == 0 ||
+		 strcmp(edata->message_id, SNOWFLAKE_REGISTRY_FLOOR_MESSAGE) == 0 ||
 		 strcmp(edata->message_id, SNOWFLAKE_CLOCK_JUMP_MESSAGE) == 0))
 		edata->output_to_server = false;
 	if (prev_emit_log_hook)
@@ -2755,6 +2784,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	int64		waited_ms;
 	int64		sleep_ms;
 	bool		resuming;
+	bool		above_registry_floor;
 
 	if (last_ms <= now_ms + snowflake_max_lead)
 	{
@@ -2769,7 +2799,10 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	/* after a restart the clock has to reach the mark: no step back */
 	resuming = last == pg_atomic_read_u64(&state->floor_tick) &&
 		now_ms >= (int64) pg_atomic_read_u64(&state->floor_clock_ms);
-	if (!resuming)
+	/* ... nor after a registry claim taken over above its previous holder */
+	above_registry_floor =
+		last == pg_atomic_read_u64(&state->registry_floor_tick);
+	if (!resuming && !above_registry_floor)
 		snowflake_raise_counter(&state->max_step_back_ms,
 								(uint64) (last_ms - now_ms));
 
@@ -2780,6 +2813,8 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	waited_ms = INSTR_TIME_GET_MILLISEC(waited);
 	if (waited_ms >= snowflake_max_clock_wait)
 	{
+		if (above_registry_floor)
+			snowflake_report_registry_floor(last_ms + 1 - now_ms);
 		if (resuming)
 			snowflake_report_resuming(last_ms + 1 - now_ms);
 		snowflake_report_clock_behind(last_ms - now_ms);

@@ -134,6 +134,10 @@ SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6));
 -- the old holder learns at its next check-in that the claim moved
 SELECT * FROM pg_temp.check_in(3, 0, pg_temp.tok(5));
 SELECT * FROM pg_temp.status(3);
+-- the new holder goes idle reporting a newest ID below the floor it was
+-- given (it never generated): the next start still starts above the floor
+SELECT snowflake_registry_idle(3, 0, pg_temp.tok(6), '2023-01-01 00:00:00+00');
+SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(8));
 
 -- lease terms no server's settings allow are refused
 SELECT * FROM snowflake_registry_claim(3, 109, 1, pg_temp.tok(99), 'host',
