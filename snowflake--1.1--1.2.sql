@@ -517,10 +517,12 @@ SELECT c.datacenter_id, c.worker_id, c.system_identifier, c.timeline,
 	   c.released AND c.idle AS released_confirmed, c.reassigned_to
 FROM snowflake_claims c;
 
--- The earliest time claim c, just released or reassigned, may pass to
--- another server: at once if its holder is idle; else once the holder
--- confirmed at its next check-in, and at the latest after its takeover
--- delay (when it stops by itself without check-ins) or its reclaim lease.
+-- The time from which claim c, just released or reassigned, may pass to
+-- another server without its holder's confirmation, by the holder's terms:
+-- now if it is idle; else its last check-in plus its takeover delay (when it
+-- stops by itself without check-ins) or its reclaim lease.  A claimant with
+-- a longer reclaim lease waits for that, and every claimant watches the
+-- claim for the takeover delay first.
 CREATE FUNCTION snowflake_registry_free_at(c snowflake_claims)
 RETURNS timestamptz
 LANGUAGE sql STABLE
@@ -536,8 +538,9 @@ $$;
 -- For operators: free a worker id (a server that is gone for good, or one to
 -- be retired).  A holder that still runs stops generating at its next
 -- check-in and confirms; only then, or once it cannot be generating any
--- more, may another server take the id.  Returns the latest time that takes
--- (NULL: no such claim), and says so in a notice.
+-- more, may another server take the id.  Returns the time from which it may
+-- pass without the confirmation (see snowflake_registry_free_at; NULL: no
+-- such claim), and says so in a notice.
 CREATE FUNCTION snowflake_registry_release(
 	datacenter_id integer,
 	worker_id integer)
@@ -561,7 +564,7 @@ BEGIN
 	IF c.idle THEN
 		RAISE NOTICE 'worker id % of datacenter % is free', c.worker_id, c.datacenter_id;
 	ELSE
-		RAISE NOTICE 'worker id % of datacenter % is free once its holder confirms the release at its next check-in, and at the latest at %',
+		RAISE NOTICE 'worker id % of datacenter % is free once its holder confirms the release at its next check-in, or else from %',
 			c.worker_id, c.datacenter_id, free_at
 			USING DETAIL = 'Until then the holder may still be generating IDs with it.';
 	END IF;
@@ -571,8 +574,8 @@ $$;
 
 -- For operators: give a worker id to another server (its system identifier,
 -- from pg_control_system() there), which takes it at its next start, under
--- the same rule as a release.  Returns the latest time the id passes (NULL:
--- no such claim).
+-- the same rule as a release.  Returns the time from which the id may pass
+-- without the holder's confirmation (NULL: no such claim).
 CREATE FUNCTION snowflake_registry_reassign(
 	datacenter_id integer,
 	worker_id integer,
@@ -596,7 +599,7 @@ BEGIN
 	END IF;
 	free_at := snowflake_registry_free_at(c);
 	IF NOT c.idle THEN
-		RAISE NOTICE 'worker id % of datacenter % passes to system % once its holder confirms at its next check-in, and at the latest at %',
+		RAISE NOTICE 'worker id % of datacenter % passes to system % once its holder confirms at its next check-in, or else from %',
 			c.worker_id, c.datacenter_id, system_identifier, free_at
 			USING DETAIL = 'Until then the holder may still be generating IDs with it.';
 	END IF;
