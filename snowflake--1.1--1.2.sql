@@ -492,7 +492,7 @@ AS $$
 $$;
 
 -- For operators: every claim, how long since its holder checked in, and its
--- state (see "The lease" in the README):
+-- state (see "The lease as a rule" in docs/fleet.md):
 --   'held'       its holder checks in;
 --   'contested'  another start of the server asked for it since the last
 --                check-in (a copy, or a restart after a crash);

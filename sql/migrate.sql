@@ -1,10 +1,10 @@
 --
 -- Moving tables keyed by bigserial, serial or an identity column over to
--- snowflake IDs: the README's recipe ("Moving a serial or identity table
--- to snowflake IDs"), step by step.  Old rows keep their ids, new rows get
--- larger snowflake IDs, foreign keys keep working, an integer key and the
--- columns that reference it are widened to bigint.  t/022_migrate_dump.pl
--- dumps and restores the converted tables.
+-- snowflake IDs: the recipe of docs/functions.md ("Moving a serial or
+-- identity table to snowflake IDs"), step by step.  Old rows keep their
+-- ids, new rows get larger snowflake IDs, foreign keys keep working, an
+-- integer key and the columns that reference it are widened to bigint.
+-- t/022_migrate_dump.pl dumps and restores the converted tables.
 --
 CREATE EXTENSION snowflake;
 \set SHOW_CONTEXT never

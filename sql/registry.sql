@@ -267,7 +267,7 @@ SELECT * FROM pg_temp.claim(6, 206, pg_temp.tok(26), max_worker => 1);
 
 --
 -- Finding 3: the roles of servers and operators, with exactly the grants
--- the README gives them
+-- docs/fleet.md gives them
 --
 CREATE ROLE regress_snowflake_worker LOGIN;
 GRANT USAGE ON SCHEMA public TO regress_snowflake_worker;

@@ -11,7 +11,8 @@
 # time, and setting the clock right ends the refusals at once.  A jump that
 # is real is accepted deliberately by raising max_clock_jump.  A clock that
 # is already wrong when the server starts cannot be told from a long
-# downtime; the README's procedure for that case is checked at the end.
+# downtime; the procedure for that case ("A clock far in the future" in
+# docs/settings.md, which the README points to) is checked at the end.
 use strict;
 use warnings;
 
@@ -126,7 +127,7 @@ like(
 	qr/HINT:  No snowflake\.max_lead reaches that far; see "A clock far in the future" in the README\./,
 	'with the clock right again, the hint points to the README procedure');
 
-# The README's procedure: remove the IDs that carry the bad time, then
+# The documented procedure: remove the IDs that carry the bad time, then
 # remove the mark file and restart.
 $node->safe_psql('postgres',
 	"DELETE FROM ids WHERE id >= $far_id");

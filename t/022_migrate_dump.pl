@@ -2,7 +2,7 @@
 # Copyright (c) 2026, the snowflake authors
 
 # Tables moved from bigserial, serial and identity keys to snowflake IDs by
-# the README's recipe (test/migrate_recipe.sql, which sql/migrate.sql checks
+# the recipe of docs/functions.md (test/migrate_recipe.sql, which sql/migrate.sql checks
 # step by step) survive pg_dump and pg_restore: the rows, their ids, the
 # snowflake defaults, the bigint types and the foreign keys are all
 # restored, and the restored tables go on taking new snowflake IDs above

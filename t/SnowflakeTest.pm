@@ -224,27 +224,27 @@ libfaketime with a clock file of its own, so that set_clock moves the
 registry's clock; start it again with start_node after a stop.  Without
 them, it runs on the real clock.
 
-The registry's roles are made by the SQL the README gives operators, read
-from README.md's section "The registry" as it stands (the one password
-placeholder dropped: the test servers trust local connections), so that the
-tests run with exactly the grants users are told to give.
+The registry's roles are made by the SQL the documentation gives operators,
+read from docs/fleet.md's section "The registry" as it stands (the one
+password placeholder dropped: the test servers trust local connections), so
+that the tests run with exactly the grants users are told to give.
 
 =item registry_conninfo(registry)
 
 The libpq connection string a server uses to claim from a registry node: as
-the README's role snowflake_worker.
+the role snowflake_worker of docs/fleet.md.
 
 =cut
 
-# the README's SQL that sets up a registry database and its roles
-sub _readme_registry_sql
+# docs/fleet.md's SQL that sets up a registry database and its roles
+sub _fleet_doc_registry_sql
 {
-	my $readme = slurp_file(dirname(__FILE__) . '/../README.md');
-	my ($sql) = $readme =~
+	my $doc = slurp_file(dirname(__FILE__) . '/../docs/fleet.md');
+	my ($sql) = $doc =~
 	  /^```sql\n(CREATE EXTENSION snowflake;\n-- the role the servers connect as.*?)^```$/ms
-	  or die 'README.md has no registry setup block';
+	  or die 'docs/fleet.md has no registry setup block';
 	$sql =~ s/ PASSWORD '\.\.\.'//
-	  or die "README.md's registry setup has no password placeholder";
+	  or die "docs/fleet.md's registry setup has no password placeholder";
 	return $sql;
 }
 
@@ -263,7 +263,7 @@ sub snowflake_registry
 	{
 		$node->start;
 	}
-	$node->safe_psql('postgres', _readme_registry_sql());
+	$node->safe_psql('postgres', _fleet_doc_registry_sql());
 	return $node;
 }
 

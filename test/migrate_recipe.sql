@@ -1,7 +1,7 @@
 --
--- The README's recipe for moving tables keyed by bigserial, serial and an
--- identity column to snowflake IDs, on three such tables with a few rows.
--- Run by sql/migrate.sql, which checks the result, and by
+-- The recipe of docs/functions.md for moving tables keyed by bigserial,
+-- serial and an identity column to snowflake IDs, on three such tables with
+-- a few rows.  Run by sql/migrate.sql, which checks the result, and by
 -- t/022_migrate_dump.pl, which dumps and restores it.
 --
 -- the tables as an application made them, with a few rows
