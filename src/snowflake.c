@@ -121,6 +121,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "clock.h"
 #include "epoch.h"
 #include "layout.h"
 #include "settings.h"
@@ -276,8 +277,6 @@ static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
 static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
 static void snowflake_refuse_layout(const char *reason, const char *hint);
-static inline int64 snowflake_clock_ms(int *us_into_ms);
-static int64 snowflake_monotonic_ms(void);
 static void snowflake_advance_mark(int64 needed_ms, int64 margin_ms);
 static void snowflake_try_advance_mark(int64 needed_ms, int64 margin_ms);
 static void snowflake_relog_mark(void);
@@ -1092,41 +1091,6 @@ snowflake_invalidate_mark(const char *reason)
 			sizeof(state->mark_invalid_reason));
 	pg_write_barrier();
 	state->mark_invalid = true;
-}
-
-/*---- the clock ----*/
-
-/*
- * The clock in milliseconds since the epoch, and the microseconds already
- * gone in that millisecond.
- */
-static inline int64
-snowflake_clock_ms(int *us_into_ms)
-{
-	int64		unix_us;
-
-	unix_us = GetCurrentTimestamp() + SNOWFLAKE_UNIX_TO_PG_MS * 1000;
-	*us_into_ms = (int) (unix_us % 1000);
-	return unix_us / 1000 - snowflake_epoch_unix_ms;
-}
-
-/*
- * A clock that nobody sets, in milliseconds from an arbitrary start, to
- * measure how far the wall clock may have moved.  CLOCK_BOOTTIME, where
- * there is one, also counts time the machine was suspended, so that a
- * machine woken from sleep does not look like a clock jump.
- */
-static int64
-snowflake_monotonic_ms(void)
-{
-	struct timespec ts;
-
-#ifdef CLOCK_BOOTTIME
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-#else
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-#endif
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*---- moving the mark ----*/
