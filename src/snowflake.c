@@ -123,6 +123,7 @@
 
 #include "clock.h"
 #include "epoch.h"
+#include "functions.h"
 #include "generate.h"
 #include "layout.h"
 #include "mark.h"
@@ -140,16 +141,10 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
-/* the last ID this backend returned, for snowflake_last_id() */
-static int64 snowflake_session_last_id;
-static bool snowflake_session_has_last_id = false;
-
 /*---- function declarations ----*/
 
 void		_PG_init(void);
 
-PG_FUNCTION_INFO_V1(snowflake_next_id);
-PG_FUNCTION_INFO_V1(snowflake_last_id);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 PG_FUNCTION_INFO_V1(snowflake_parse_with_epoch);
 PG_FUNCTION_INFO_V1(snowflake_parse_with_layout);
@@ -513,47 +508,6 @@ snowflake_shmem_shutdown(int code, Datum arg)
 	snowflake_write_mark_file(mark_ms, mark_ms, LOG);
 }
 
-/*---- SQL-callable functions ----*/
-
-/*
- * snowflake_next_id() returns bigint: a new ID, greater than every ID this
- * server issued before.
- */
-Datum
-snowflake_next_id(PG_FUNCTION_ARGS)
-{
-	uint64		tick;
-	int64		id;
-
-	snowflake_check_can_generate("snowflake_next_id()");
-	tick = (uint64) snowflake_generate();
-
-	id = snowflake_compose_id(&snowflake_layout,
-							  (int64) (tick >> snowflake_layout.sequence_bits),
-							  snowflake_datacenter_id, snowflake_node_worker_id(),
-							  (int64) (tick & snowflake_layout.max_sequence));
-
-	snowflake_session_last_id = id;
-	snowflake_session_has_last_id = true;
-	PG_RETURN_INT64(id);
-}
-
-/*
- * snowflake_last_id() returns bigint: the ID this session's last
- * snowflake_next_id() returned, as lastval() does for sequences, and like it
- * forgotten by DISCARD ALL and DISCARD SEQUENCES.
- */
-Datum
-snowflake_last_id(PG_FUNCTION_ARGS)
-{
-	if (!snowflake_session_has_last_id)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake_last_id is not yet defined in this session"),
-				 errhint("Call snowflake_next_id() first.")));
-	PG_RETURN_INT64(snowflake_session_last_id);
-}
-
 /*
  * Decode id into (ts, datacenter_id, worker_id, sequence) under layout,
  * counting time in units of unit_ms from epoch (a PostgreSQL timestamp).
@@ -664,10 +618,6 @@ snowflake_parse_with_layout(PG_FUNCTION_ARGS)
  * when it is left out, so one C function serves both SQL forms.
  */
 
-/* The most IDs one call of snowflake_next_ids() hands out */
-#define SNOWFLAKE_MAX_BLOCK		1000000
-
-PG_FUNCTION_INFO_V1(snowflake_next_ids);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_min_id);
 PG_FUNCTION_INFO_V1(snowflake_max_id);
@@ -677,7 +627,6 @@ PG_FUNCTION_INFO_V1(snowflake_compose);
 PG_FUNCTION_INFO_V1(snowflake_format);
 PG_FUNCTION_INFO_V1(snowflake_json);
 PG_FUNCTION_INFO_V1(snowflake_serial);
-PG_FUNCTION_INFO_V1(snowflake_status);
 
 /*
  * The layout and epoch of a call that may have an epoch argument at argno.
@@ -705,20 +654,6 @@ snowflake_call_layout(FunctionCallInfo fcinfo, int argno,
 						  SNOWFLAKE_DEFAULT_WORKER_BITS,
 						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
 	return twitter;
-}
-
-/*
- * The ID of this server's tick, with its worker id (see
- * snowflake_node_worker_id), which the caller has checked is known.
- */
-static int64
-snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick)
-{
-	return snowflake_compose_id(layout,
-								(int64) (tick >> layout->sequence_bits),
-								snowflake_datacenter_id,
-								snowflake_node_worker_id(),
-								(int64) (tick & layout->max_sequence));
 }
 
 /*
@@ -835,66 +770,6 @@ snowflake_digits(int64 value)
 		digits++;
 	}
 	return digits;
-}
-
-/*
- * snowflake_next_ids(n integer) returns setof bigint: n new IDs in
- * increasing order, claimed with one compare-and-swap when the first row is
- * asked for.  The session's last ID is then the block's last.
- */
-Datum
-snowflake_next_ids(PG_FUNCTION_ARGS)
-{
-	const SnowflakeLayout *layout = &snowflake_layout;
-	FuncCallContext *funcctx;
-
-	if (SRF_IS_FIRSTCALL())
-	{
-		int32		n = PG_GETARG_INT32(0);
-		int64		most_in_lead;
-		uint64	   *block;
-
-		if (n < 1 || n > SNOWFLAKE_MAX_BLOCK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("snowflake_next_ids() cannot issue %d IDs", n),
-					 errdetail("A block holds from 1 to %d IDs.",
-							   SNOWFLAKE_MAX_BLOCK)));
-		snowflake_check_can_generate("snowflake_next_ids()");
-
-		/* a block starting at the clock must end within max_lead of it */
-		most_in_lead = ((int64) snowflake_max_lead + 1) << layout->sequence_bits;
-		if (n > most_in_lead)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("snowflake_next_ids() cannot issue %d IDs within snowflake.max_lead", n),
-					 errdetail("snowflake.max_lead is %d ms, and a millisecond holds %lld IDs, so a block holds at most %lld IDs.",
-							   snowflake_max_lead,
-							   (long long) (layout->max_sequence + 1),
-							   (long long) most_in_lead),
-					 errhint("Ask for fewer IDs at a time, or raise snowflake.max_lead.")));
-
-		funcctx = SRF_FIRSTCALL_INIT();
-		block = MemoryContextAlloc(funcctx->multi_call_memory_ctx,
-								   sizeof(uint64));
-		*block = (uint64) snowflake_claim_ticks(layout, n);
-		funcctx->user_fctx = block;
-		funcctx->max_calls = n;
-
-		snowflake_session_last_id = snowflake_tick_id(layout,
-													  *block + (uint64) (n - 1));
-		snowflake_session_has_last_id = true;
-	}
-
-	funcctx = SRF_PERCALL_SETUP();
-	if (funcctx->call_cntr < funcctx->max_calls)
-	{
-		/* SRF_RETURN_NEXT counts the call before it evaluates its result */
-		uint64		tick = *(uint64 *) funcctx->user_fctx + funcctx->call_cntr;
-
-		SRF_RETURN_NEXT(funcctx, Int64GetDatum(snowflake_tick_id(layout, tick)));
-	}
-	SRF_RETURN_DONE(funcctx);
 }
 
 /* snowflake_timestamp(id bigint[, epoch timestamptz]) returns timestamptz */
@@ -1209,78 +1084,4 @@ snowflake_serial(PG_FUNCTION_ARGS)
 					 snowflake_digits(layout->max_sequence),
 					 (long long) snowflake_id_sequence(layout, id));
 	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
-}
-
-/*
- * snowflake_status() returns record: the generator's state, every counter
- * in shared memory and the flags of the refusal episode and of replay, read
- * without a lock; each value is current, but they are not a snapshot of one
- * instant.  Behind the snowflake_status view.
- */
-Datum
-snowflake_status(PG_FUNCTION_ARGS)
-{
-	const SnowflakeLayout *layout = &snowflake_layout;
-	SnowflakeSharedState *state = snowflake_state;
-	TupleDesc	tupdesc;
-	Datum		values[22];
-	bool		nulls[22];
-	TimestampTz epoch;
-	uint64		last_tick;
-	int64		last_ms;
-	int64		mark_ms;
-	int64		now_ms;
-	int			us_into_ms;
-	uint64		ids_issued = 0;
-	int			i = 0;
-
-	if (state == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to show its status"),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-
-	epoch = snowflake_configured_epoch();
-	last_tick = pg_atomic_read_u64(&state->last_tick);
-	last_ms = (int64) (last_tick >> layout->sequence_bits);
-	mark_ms = (int64) pg_atomic_read_u64(&state->durable_mark);
-	now_ms = snowflake_clock_ms(&us_into_ms);
-	for (int slot = 0; slot < MaxBackends; slot++)
-		ids_issued += pg_atomic_read_u64(&state->ids_issued[slot].count);
-	memset(nulls, false, sizeof(nulls));
-
-	values[i++] = Int32GetDatum(snowflake_datacenter_id);
-	/* a worker id claimed from a registry is unknown until claimed */
-	nulls[i] = snowflake_node_worker_id() < 0;
-	values[i++] = Int32GetDatum(snowflake_node_worker_id());
-	values[i++] = TimestampTzGetDatum(epoch);
-	/* the last ID, unless none was issued since the start */
-	nulls[i] = nulls[i + 1] = last_tick == pg_atomic_read_u64(&state->floor_tick) ||
-		snowflake_node_worker_id() < 0;
-	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick));
-	values[i++] = TimestampTzGetDatum(epoch + last_ms * 1000);
-	values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
-	values[i++] = Int64GetDatum((int64) ids_issued);
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->leads_taken));
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->sequence_waits));
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_behind_waits));
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_errors));
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->max_step_back_ms));
-	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->refusal_logged) != 0);
-	/* no mark before the first ID after initdb */
-	nulls[i] = mark_ms == 0;
-	values[i++] = TimestampTzGetDatum(epoch + mark_ms * 1000);
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->writer_marks));
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->backend_marks));
-	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->write_duration_us) / 1000.0);
-	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->max_write_duration_us) / 1000.0);
-	values[i++] = BoolGetDatum(state->mark_writer_latch != NULL);
-	values[i++] = BoolGetDatum(state->mark_invalid);
-	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->redo_write_failed) != 0);
-	values[i++] = TimestampTzGetDatum(epoch + (layout->max_ms + 1) * 1000);
-	Assert(i == lengthof(values));
-
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
