@@ -67,66 +67,50 @@
  * than resumed under it.  The same check is made before each write of the
  * file.  The file does not depend on synchronous_commit.
  *
+ * The files of src/:
+ *
+ *	 snowflake.c	 module load: _PG_init, the registration of the mark
+ *					 writer, the shared-memory hooks
+ *	 layout.h/.c	 the bit layout and the server's layout
+ *	 settings.h/.c	 the settings: their table, definition and checks
+ *	 epoch.h/.c		 parsing an epoch
+ *	 utility.h/.c	 the ProcessUtility hook: SET checks and DISCARD
+ *	 state.h/.c		 the shared state, its size, raising its floors
+ *	 clock.h/.c		 the clock and the monotonic clock
+ *	 statefile.c	 writing a state file durably (declared in snowflake.h)
+ *	 markfile.h/.c	 the mark file: format, load, layout change, write,
+ *					 went-back check
+ *	 wal.h/.c		 the mark's WAL record and its callbacks
+ *	 mark.h/.c		 moving the durable mark; what the registry asks of the
+ *					 generator
+ *	 generate.h/.c	 claiming ticks, waits for the clock, refusals
+ *	 mark_writer.c	 the mark writer's main loop
+ *	 functions.h/.c	 snowflake_next_id, _next_ids, _last_id, _status
+ *	 decode.c		 snowflake_parse and the other functions on IDs
+ *	 snowflake.h	 what the generator and the registry share
+ *	 registry.c		 the worker id registry's gate and worker
+ *
  * Copyright (c) 2026, the snowflake authors
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "access/stratnum.h"
-#include "access/xlog.h"
 #include "access/xlog_internal.h"
-#include "access/xloginsert.h"
-#include "access/xlogreader.h"
-#include "access/xlogrecovery.h"
-#include "catalog/pg_control.h"
-#include "catalog/pg_opfamily_d.h"
-#include "catalog/pg_type_d.h"
-#include "common/int.h"
-#include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
-#include "nodes/nodeFuncs.h"
-#include "nodes/parsenodes.h"
-#include "nodes/supportnodes.h"
-#include "optimizer/optimizer.h"
-#include "parser/parse_func.h"
 #include "port/atomics.h"
-#include "port/pg_crc32c.h"
-#include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
-#include "replication/syncrep.h"
-#include "replication/walsender_private.h"
 #include "storage/condition_variable.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
 #include "storage/lwlock.h"
-#include "storage/proc.h"
 #include "storage/shmem.h"
-#include "tcop/tcopprot.h"
-#include "tcop/utility.h"
-#include "utils/builtins.h"
-#include "utils/datetime.h"
 #include "utils/guc.h"
-#include "utils/guc_tables.h"
-#include "utils/lsyscache.h"
-#include "utils/timestamp.h"
-#include "utils/wait_event.h"
+#include "utils/memutils.h"
 
 #include "clock.h"
 #include "epoch.h"
-#include "functions.h"
 #include "generate.h"
 #include "layout.h"
-#include "mark.h"
 #include "markfile.h"
 #include "settings.h"
 #include "snowflake.h"
