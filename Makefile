@@ -4,7 +4,13 @@ EXTENSION = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'$$/\1/p" $(srcdir)/$(EXTENSION).control)
 
 MODULE_big = snowflake
-OBJS = snowflake.o registry.o
+# every C file of src/, one concern each
+OBJS = $(patsubst $(srcdir)/%.c,%.o,$(wildcard $(srcdir)/src/*.c))
+# A VPATH build (Debian's pg_buildext builds in build-<version>/) writes the
+# objects into src/ of the build directory, which must exist.
+ifdef VPATH
+$(shell mkdir -p src)
+endif
 # every install and upgrade script, relative to the source directory
 DATA = $(notdir $(wildcard $(srcdir)/snowflake--*.sql))
 PGFILEDESC = "snowflake - Twitter-Snowflake IDs generated inside PostgreSQL"

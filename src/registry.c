@@ -25,7 +25,7 @@
  * round answered; to another system once it was released and the holder
  * confirmed, or the holder cannot be generating any more.  Whoever takes a
  * claim over starts above the time its holder promised at its last check-in
- * (issued_until) or reported when it went idle.  README.md, "The lease as a
+ * (issued_until) or reported when it went idle.  docs/fleet.md, "The lease as a
  * rule", has the whole rule and why it holds.
  *
  * With snowflake.registry_require_check_in the holder keeps its side of the

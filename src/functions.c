@@ -1,0 +1,225 @@
+/*-------------------------------------------------------------------------
+ *
+ * functions.c
+ *		The SQL functions that generate IDs, and the generator's status:
+ *		snowflake_next_id, snowflake_next_ids, snowflake_last_id and
+ *		snowflake_status.
+ *
+ * Copyright (c) 2026, the snowflake authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/timestamp.h"
+
+#include "clock.h"
+#include "functions.h"
+#include "generate.h"
+#include "layout.h"
+#include "settings.h"
+#include "state.h"
+
+/*---- SQL-callable functions ----*/
+
+/* the last ID this backend returned, for snowflake_last_id() */
+static int64 snowflake_session_last_id;
+bool		snowflake_session_has_last_id = false;
+
+PG_FUNCTION_INFO_V1(snowflake_next_id);
+PG_FUNCTION_INFO_V1(snowflake_last_id);
+PG_FUNCTION_INFO_V1(snowflake_next_ids);
+PG_FUNCTION_INFO_V1(snowflake_status);
+
+/* The most IDs one call of snowflake_next_ids() hands out */
+#define SNOWFLAKE_MAX_BLOCK		1000000
+
+/*
+ * snowflake_next_id() returns bigint: a new ID, greater than every ID this
+ * server issued before.
+ */
+Datum
+snowflake_next_id(PG_FUNCTION_ARGS)
+{
+	uint64		tick;
+	int64		id;
+
+	snowflake_check_can_generate("snowflake_next_id()");
+	tick = (uint64) snowflake_generate();
+
+	id = snowflake_compose_id(&snowflake_layout,
+							  (int64) (tick >> snowflake_layout.sequence_bits),
+							  snowflake_datacenter_id, snowflake_node_worker_id(),
+							  (int64) (tick & snowflake_layout.max_sequence));
+
+	snowflake_session_last_id = id;
+	snowflake_session_has_last_id = true;
+	PG_RETURN_INT64(id);
+}
+
+/*
+ * snowflake_last_id() returns bigint: the ID this session's last
+ * snowflake_next_id() returned, as lastval() does for sequences, and like it
+ * forgotten by DISCARD ALL and DISCARD SEQUENCES.
+ */
+Datum
+snowflake_last_id(PG_FUNCTION_ARGS)
+{
+	if (!snowflake_session_has_last_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake_last_id is not yet defined in this session"),
+				 errhint("Call snowflake_next_id() first.")));
+	PG_RETURN_INT64(snowflake_session_last_id);
+}
+
+/*
+ * The ID of this server's tick, with its worker id (see
+ * snowflake_node_worker_id), which the caller has checked is known.
+ */
+static int64
+snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick)
+{
+	return snowflake_compose_id(layout,
+								(int64) (tick >> layout->sequence_bits),
+								snowflake_datacenter_id,
+								snowflake_node_worker_id(),
+								(int64) (tick & layout->max_sequence));
+}
+
+/*
+ * snowflake_next_ids(n integer) returns setof bigint: n new IDs in
+ * increasing order, claimed with one compare-and-swap when the first row is
+ * asked for.  The session's last ID is then the block's last.
+ */
+Datum
+snowflake_next_ids(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = &snowflake_layout;
+	FuncCallContext *funcctx;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		n = PG_GETARG_INT32(0);
+		int64		most_in_lead;
+		uint64	   *block;
+
+		if (n < 1 || n > SNOWFLAKE_MAX_BLOCK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake_next_ids() cannot issue %d IDs", n),
+					 errdetail("A block holds from 1 to %d IDs.",
+							   SNOWFLAKE_MAX_BLOCK)));
+		snowflake_check_can_generate("snowflake_next_ids()");
+
+		/* a block starting at the clock must end within max_lead of it */
+		most_in_lead = ((int64) snowflake_max_lead + 1) << layout->sequence_bits;
+		if (n > most_in_lead)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake_next_ids() cannot issue %d IDs within snowflake.max_lead", n),
+					 errdetail("snowflake.max_lead is %d ms, and a millisecond holds %lld IDs, so a block holds at most %lld IDs.",
+							   snowflake_max_lead,
+							   (long long) (layout->max_sequence + 1),
+							   (long long) most_in_lead),
+					 errhint("Ask for fewer IDs at a time, or raise snowflake.max_lead.")));
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		block = MemoryContextAlloc(funcctx->multi_call_memory_ctx,
+								   sizeof(uint64));
+		*block = (uint64) snowflake_claim_ticks(layout, n);
+		funcctx->user_fctx = block;
+		funcctx->max_calls = n;
+
+		snowflake_session_last_id = snowflake_tick_id(layout,
+													  *block + (uint64) (n - 1));
+		snowflake_session_has_last_id = true;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	if (funcctx->call_cntr < funcctx->max_calls)
+	{
+		/* SRF_RETURN_NEXT counts the call before it evaluates its result */
+		uint64		tick = *(uint64 *) funcctx->user_fctx + funcctx->call_cntr;
+
+		SRF_RETURN_NEXT(funcctx, Int64GetDatum(snowflake_tick_id(layout, tick)));
+	}
+	SRF_RETURN_DONE(funcctx);
+}
+
+/*
+ * snowflake_status() returns record: the generator's state, every counter
+ * in shared memory and the flags of the refusal episode and of replay, read
+ * without a lock; each value is current, but they are not a snapshot of one
+ * instant.  Behind the snowflake_status view.
+ */
+Datum
+snowflake_status(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = &snowflake_layout;
+	SnowflakeSharedState *state = snowflake_state;
+	TupleDesc	tupdesc;
+	Datum		values[22];
+	bool		nulls[22];
+	TimestampTz epoch;
+	uint64		last_tick;
+	int64		last_ms;
+	int64		mark_ms;
+	int64		now_ms;
+	int			us_into_ms;
+	uint64		ids_issued = 0;
+	int			i = 0;
+
+	if (state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to show its status"),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	epoch = snowflake_configured_epoch();
+	last_tick = pg_atomic_read_u64(&state->last_tick);
+	last_ms = (int64) (last_tick >> layout->sequence_bits);
+	mark_ms = (int64) pg_atomic_read_u64(&state->durable_mark);
+	now_ms = snowflake_clock_ms(&us_into_ms);
+	for (int slot = 0; slot < MaxBackends; slot++)
+		ids_issued += pg_atomic_read_u64(&state->ids_issued[slot].count);
+	memset(nulls, false, sizeof(nulls));
+
+	values[i++] = Int32GetDatum(snowflake_datacenter_id);
+	/* a worker id claimed from a registry is unknown until claimed */
+	nulls[i] = snowflake_node_worker_id() < 0;
+	values[i++] = Int32GetDatum(snowflake_node_worker_id());
+	values[i++] = TimestampTzGetDatum(epoch);
+	/* the last ID, unless none was issued since the start */
+	nulls[i] = nulls[i + 1] = last_tick == pg_atomic_read_u64(&state->floor_tick) ||
+		snowflake_node_worker_id() < 0;
+	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick));
+	values[i++] = TimestampTzGetDatum(epoch + last_ms * 1000);
+	values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
+	values[i++] = Int64GetDatum((int64) ids_issued);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->leads_taken));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->sequence_waits));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_behind_waits));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_errors));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->max_step_back_ms));
+	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->refusal_logged) != 0);
+	/* no mark before the first ID after initdb */
+	nulls[i] = mark_ms == 0;
+	values[i++] = TimestampTzGetDatum(epoch + mark_ms * 1000);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->writer_marks));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->backend_marks));
+	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->write_duration_us) / 1000.0);
+	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->max_write_duration_us) / 1000.0);
+	values[i++] = BoolGetDatum(state->mark_writer_latch != NULL);
+	values[i++] = BoolGetDatum(state->mark_invalid);
+	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->redo_write_failed) != 0);
+	values[i++] = TimestampTzGetDatum(epoch + (layout->max_ms + 1) * 1000);
+	Assert(i == lengthof(values));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

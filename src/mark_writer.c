@@ -1,0 +1,141 @@
+/*-------------------------------------------------------------------------
+ *
+ * mark_writer.c
+ *		The mark writer, a background worker that keeps the mark ahead of
+ *		generation.
+ *
+ * Copyright (c) 2026, the snowflake authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/condition_variable.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+#include "clock.h"
+#include "layout.h"
+#include "mark.h"
+#include "settings.h"
+#include "state.h"
+
+/*---- the mark writer ----*/
+
+PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg);
+
+static void snowflake_mark_writer_detach(int code, Datum arg);
+
+/*
+ * The mark writer: a background worker that moves the durable mark ahead,
+ * so that the fsync is not paid by a backend that is generating.  A backend
+ * wakes it when generation comes within half a stride of the mark.  As long
+ * as IDs were issued within SNOWFLAKE_WRITER_ACTIVE_MS, it also keeps the
+ * mark half a stride ahead of the clock, so that the first ID after a pause
+ * does not find the mark behind the clock and write it itself; a server that
+ * issues no IDs writes no mark.  It logs the mark again after each
+ * checkpoint (snowflake_relog_mark), and warns after a reload about
+ * snowflake settings that the next start will refuse.
+ *
+ * An error (a mark that cannot be written, a full disk) is logged, and the
+ * writer tries again a second later, as PostgreSQL's own background
+ * processes do, rather than exit and be restarted; meanwhile backends write
+ * the mark themselves.  On SIGTERM (a shutdown) it exits cleanly and for
+ * good.
+ */
+void
+snowflake_mark_writer_main(Datum main_arg)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	uint64		start_tick;
+	sigjmp_buf	local_sigjmp_buf;
+	MemoryContext writer_context;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	if (state->mark_invalid)
+		proc_exit(0);
+
+	snowflake_am_mark_writer = true;
+	on_shmem_exit(snowflake_mark_writer_detach, (Datum) 0);
+	state->mark_writer_latch = MyLatch;
+	start_tick = pg_atomic_read_u64(&state->last_tick);
+	writer_context = AllocSetContextCreate(TopMemoryContext,
+										   "snowflake mark writer",
+										   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(writer_context);
+
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		LWLockReleaseAll();
+		ConditionVariableCancelSleep();
+		pgstat_report_wait_end();
+		AtEOXact_Files(false);
+		MemoryContextSwitchTo(writer_context);
+		FlushErrorState();
+		MemoryContextReset(writer_context);
+		RESUME_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L,
+						 PG_WAIT_EXTENSION);
+	}
+	PG_exception_stack = &local_sigjmp_buf;
+
+	for (;;)
+	{
+		uint64		last_tick;
+		int64		last_ms;
+		int64		now_ms;
+		int			us_into_ms;
+		bool		active = false;
+
+		MemoryContextReset(writer_context);
+		snowflake_writer_check_shutdown();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			snowflake_check_config_files();
+		}
+		if (state->mark_invalid)
+			proc_exit(0);
+
+		/* nothing to write until IDs are issued */
+		last_tick = pg_atomic_read_u64(&state->last_tick);
+		if (last_tick != start_tick)
+		{
+			last_ms = (int64) (last_tick >> snowflake_layout.sequence_bits);
+			now_ms = snowflake_clock_ms(&us_into_ms);
+			active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
+			snowflake_advance_mark(active ? Max(last_ms, now_ms) : last_ms,
+								   SNOWFLAKE_MARK_STRIDE_MS / 2);
+		}
+		snowflake_relog_mark();
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 active ? SNOWFLAKE_MARK_STRIDE_MS / 4 :
+						 SNOWFLAKE_RELOG_CHECK_MS,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* Backends write the mark themselves once the mark writer has gone. */
+static void
+snowflake_mark_writer_detach(int code, Datum arg)
+{
+	snowflake_state->mark_writer_latch = NULL;
+}

@@ -1,0 +1,678 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.c
+ *		The snowflake settings: their definition, their values, and the
+ *		checks of postgresql.conf at start and after a reload.
+ *
+ * Copyright (c) 2026, the snowflake authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/guc_tables.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "epoch.h"
+#include "layout.h"
+#include "settings.h"
+#include "snowflake.h"
+
+/*---- settings ----*/
+
+#define SNOWFLAKE_MAX_CLOCK_WAIT_MS (3600 * 1000)
+
+const SnowflakeSetting snowflake_settings[] = {
+	{"snowflake.time_bits", SNOWFLAKE_SETTING_WIDTH, 32, 63, 0,
+	"an integer from 32 to 63"},
+	{"snowflake.datacenter_bits", SNOWFLAKE_SETTING_WIDTH,
+	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+	{"snowflake.worker_bits", SNOWFLAKE_SETTING_WIDTH,
+	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+	{"snowflake.sequence_bits", SNOWFLAKE_SETTING_WIDTH, 1, 31, 0,
+	"an integer from 1 to 31"},
+	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
+	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
+	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, 0, NULL},
+	{"snowflake.accept_layout_change", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
+	"a Boolean value"},
+	{"snowflake.max_clock_wait", SNOWFLAKE_SETTING_DURATION,
+	0, SNOWFLAKE_MAX_CLOCK_WAIT_MS, GUC_UNIT_MS, "a duration from 0 to 1h"},
+	{"snowflake.max_lead", SNOWFLAKE_SETTING_DURATION,
+	0, INT_MAX, GUC_UNIT_MS, "a duration from 0 to 2147483647ms (24.8 days)"},
+	{"snowflake.max_clock_jump", SNOWFLAKE_SETTING_DURATION,
+	0, INT_MAX, GUC_UNIT_S, "a duration from 0 (no limit) to 2147483647s"},
+	/* the registry's, defined in registry.c */
+	{"snowflake.registry", SNOWFLAKE_SETTING_CONNINFO, 0, 0, 0,
+	"a libpq connection string"},
+	{"snowflake.registry_check_in_interval", SNOWFLAKE_SETTING_DURATION,
+	SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS, SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS,
+	GUC_UNIT_MS, "a duration from 100ms to 1h"},
+	{"snowflake.registry_takeover_delay", SNOWFLAKE_SETTING_DURATION,
+	SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS, SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS,
+	GUC_UNIT_MS, "a duration from 100ms to 1d"},
+	{"snowflake.registry_reclaim_lease", SNOWFLAKE_SETTING_DURATION,
+	SNOWFLAKE_REGISTRY_MIN_LEASE_S, INT_MAX, GUC_UNIT_S,
+	"a duration from 1min to 2147483647s"},
+	{"snowflake.registry_require_check_in", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
+	"a Boolean value"},
+};
+
+StaticAssertDecl(lengthof(snowflake_settings) == SNOWFLAKE_NUM_SETTINGS,
+				 "SNOWFLAKE_NUM_SETTINGS counts snowflake_settings");
+
+/*---- GUC variables ----*/
+
+int			snowflake_datacenter_id = 0;
+int			snowflake_worker_id = 0;
+static char *snowflake_epoch_string = NULL;
+int			snowflake_max_clock_wait = 1000;
+int			snowflake_max_lead = 0;
+int			snowflake_max_clock_jump = 3600;
+static int	snowflake_time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
+static int	snowflake_datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
+static int	snowflake_worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
+static int	snowflake_sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+bool		snowflake_accept_layout_change = false;
+
+/* the module was preloaded: the server's layout is fixed at start */
+bool		snowflake_preloaded = false;
+
+/* the epoch parsed from snowflake.epoch, in milliseconds since 1970 */
+int64		snowflake_epoch_unix_ms;
+
+/*
+ * Set when snowflake.epoch from postgresql.conf failed its check in a
+ * session that loaded the module without the preload: the setting then keeps
+ * its default, which snowflake_parse(id) must not use in its place.
+ */
+const char *snowflake_epoch_error = NULL;
+
+/* The same for a width of the layout: its setting, and the value refused. */
+const SnowflakeSetting *snowflake_width_error = NULL;
+const char *snowflake_width_error_value = NULL;
+
+static bool snowflake_check_epoch(char **newval, void **extra, GucSource source);
+static void snowflake_assign_epoch(const char *newval, void *extra);
+static const char *snowflake_show_epoch(void);
+static void snowflake_assign_width(int newval, void *extra);
+
+/*
+ * Define the settings.  start_context is the context of the ones that are
+ * read once, at server start, when the module is preloaded.
+ */
+void
+snowflake_define_settings(GucContext start_context)
+{
+	DefineCustomIntVariable("snowflake.time_bits",
+							"Bits of an ID that count milliseconds since the epoch.",
+							"With the other widths at most 63. 41 bits last "
+							"69.7 years.",
+							&snowflake_time_bits,
+							SNOWFLAKE_DEFAULT_TIME_BITS, 32, 63,
+							start_context,
+							0,
+							NULL, snowflake_assign_width, NULL);
+
+	DefineCustomIntVariable("snowflake.datacenter_bits",
+							"Bits of an ID that hold the datacenter id.",
+							"0 leaves the datacenter out of the ID.",
+							&snowflake_datacenter_bits,
+							SNOWFLAKE_DEFAULT_DATACENTER_BITS, 0,
+							SNOWFLAKE_MAX_NODE_BITS,
+							start_context,
+							0,
+							NULL, snowflake_assign_width, NULL);
+
+	DefineCustomIntVariable("snowflake.worker_bits",
+							"Bits of an ID that hold the worker id.",
+							"0 leaves the worker out of the ID.",
+							&snowflake_worker_bits,
+							SNOWFLAKE_DEFAULT_WORKER_BITS, 0,
+							SNOWFLAKE_MAX_NODE_BITS,
+							start_context,
+							0,
+							NULL, snowflake_assign_width, NULL);
+
+	DefineCustomIntVariable("snowflake.sequence_bits",
+							"Bits of an ID that count IDs within a millisecond.",
+							"A server issues at most 2^sequence_bits IDs a "
+							"millisecond.",
+							&snowflake_sequence_bits,
+							SNOWFLAKE_DEFAULT_SEQUENCE_BITS, 1, 31,
+							start_context,
+							0,
+							NULL, snowflake_assign_width, NULL);
+
+	DefineCustomIntVariable("snowflake.datacenter_id",
+							"Datacenter id written into every snowflake ID.",
+							"Each server of a fleet needs its own pair of "
+							"datacenter id and worker id; it must fit "
+							"snowflake.datacenter_bits.",
+							&snowflake_datacenter_id,
+							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.worker_id",
+							"Worker id written into every snowflake ID.",
+							"Each server of a fleet needs its own pair of "
+							"datacenter id and worker id; it must fit "
+							"snowflake.worker_bits.",
+							&snowflake_worker_id,
+							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
+							start_context,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("snowflake.accept_layout_change",
+							 "Resume above the old IDs after a change of layout or epoch.",
+							 "At a start that finds the high-water mark written "
+							 "under another layout or epoch, resume above every "
+							 "ID issued under it instead of refusing to generate.",
+							 &snowflake_accept_layout_change,
+							 false,
+							 start_context,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowflake.epoch",
+							   "Moment from which snowflake IDs count milliseconds.",
+							   "A timestamp with a numeric UTC offset or a "
+							   "full time zone name, such as '"
+							   SNOWFLAKE_DEFAULT_EPOCH "' (Twitter's epoch, "
+							   "the default), or milliseconds since "
+							   "1970-01-01 00:00:00 UTC.",
+							   &snowflake_epoch_string,
+							   SNOWFLAKE_DEFAULT_EPOCH,
+							   start_context,
+							   0,
+							   snowflake_check_epoch,
+							   snowflake_assign_epoch,
+							   snowflake_show_epoch);
+
+	DefineCustomIntVariable("snowflake.max_clock_wait",
+							"Longest time one call waits for a clock that is behind.",
+							"When the clock reads earlier than the generator's "
+							"state allows (beyond snowflake.max_lead), a call "
+							"waits up to this long for it to catch up, then "
+							"fails. 0 fails at once.",
+							&snowflake_max_clock_wait,
+							1000, 0, SNOWFLAKE_MAX_CLOCK_WAIT_MS,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	/* up to 24 days: enough to ride out a VM restored from an old snapshot */
+	DefineCustomIntVariable("snowflake.max_lead",
+							"How far IDs may run ahead of the clock instead of waiting.",
+							"When a millisecond's sequence is used up, or the "
+							"clock steps back, the generator goes on in later "
+							"milliseconds as long as it stays within this much "
+							"of the clock. 0 never runs ahead.",
+							&snowflake_max_lead,
+							0, 0, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	snowflake_registry_define_settings(start_context);
+
+	DefineCustomIntVariable("snowflake.max_clock_jump",
+							"Largest forward jump of the clock that IDs follow.",
+							"When the clock has moved forward this much further "
+							"than the monotonic clock since the last high-water "
+							"mark, generating is refused until the clock is "
+							"corrected or this is raised. 0 follows any jump.",
+							&snowflake_max_clock_jump,
+							3600, 0, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+}
+
+/*
+ * Does name begin with "snowflake."?  Setting names are case-insensitive, so
+ * the prefix is too: "Snowflake.Worker_Id" sets snowflake.worker_id, and
+ * "Snowflake.Wokrer_Id" is a misspelling of it, not some other setting.
+ */
+bool
+snowflake_has_prefix(const char *name)
+{
+	return pg_strncasecmp(name, "snowflake.", strlen("snowflake.")) == 0;
+}
+
+/* The snowflake setting called name, in any case, or NULL. */
+const SnowflakeSetting *
+snowflake_find_setting(const char *name)
+{
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		if (pg_strcasecmp(name, snowflake_settings[i].name) == 0)
+			return &snowflake_settings[i];
+	}
+	return NULL;
+}
+
+/*
+ * Fill in layout from the four width settings.  If they add up to more
+ * than a positive bigint holds, report that at elevel (when not 0) and
+ * return false.
+ */
+bool
+snowflake_layout_from_settings(SnowflakeLayout *layout, int elevel)
+{
+	int			total = snowflake_time_bits + snowflake_datacenter_bits +
+		snowflake_worker_bits + snowflake_sequence_bits;
+
+	snowflake_layout_init(layout, snowflake_time_bits,
+						  snowflake_datacenter_bits, snowflake_worker_bits,
+						  snowflake_sequence_bits);
+	if (total <= 63)
+		return true;
+	if (elevel != 0)
+		snowflake_report_bad_layout(elevel, layout, total, NULL);
+	return false;
+}
+
+/*
+ * Set the server's layout from its settings, stopping the server if the
+ * widths do not fit.  Runs once, at start.
+ */
+void
+snowflake_set_layout(void)
+{
+	(void) snowflake_layout_from_settings(&snowflake_layout, FATAL);
+}
+
+/*
+ * The layout that decoding with the configured layout uses.  Preloaded,
+ * the server's, fixed at start; otherwise the one postgresql.conf names now,
+ * checked at each use, since a reload may change it.
+ */
+const SnowflakeLayout *
+snowflake_configured_layout(void)
+{
+	static SnowflakeLayout layout;
+
+	if (snowflake_preloaded)
+		return &snowflake_layout;
+	if (snowflake_width_error != NULL)
+		snowflake_report_bad_value(ERROR, snowflake_width_error,
+								   snowflake_width_error_value, NULL, NULL,
+								   NULL);
+	(void) snowflake_layout_from_settings(&layout, ERROR);
+	return &layout;
+}
+
+/* The largest value of a node id setting under layout. */
+static int
+snowflake_node_id_max(const SnowflakeSetting *setting,
+					  const SnowflakeLayout *layout)
+{
+	if (strcmp(setting->name, "snowflake.datacenter_id") == 0)
+		return layout->max_datacenter_id;
+	return layout->max_worker_id;
+}
+
+/*
+ * Is value a plain decimal integer from 0 to max_value?  PostgreSQL's own
+ * parse_int() also takes fractions and rounds them ("31.4" is 31), and hex;
+ * a node id must be written as what it is.
+ */
+static bool
+snowflake_parse_node_id(const char *value, int max_value)
+{
+	const char *p = value;
+	int64		result = 0;
+
+	while (isspace((unsigned char) *p))
+		p++;
+	if (!isdigit((unsigned char) *p))
+		return false;
+	while (isdigit((unsigned char) *p))
+	{
+		result = result * 10 + (*p++ - '0');
+		if (result > max_value)
+			return false;
+	}
+	while (isspace((unsigned char) *p))
+		p++;
+	return *p == '\0';
+}
+
+/*
+ * Is value valid for setting, by the rules that hold at server start, node
+ * ids checked against layout?  For an epoch that is not, *detail says why.
+ * Never throws.
+ */
+bool
+snowflake_check_setting_value(const SnowflakeSetting *setting,
+							  const char *value, const SnowflakeLayout *layout,
+							  const char **detail)
+{
+	int			result;
+	int64		epoch_unix_ms;
+	bool		flag;
+
+	*detail = NULL;
+	switch (setting->kind)
+	{
+		case SNOWFLAKE_SETTING_NODE_ID:
+			return snowflake_parse_node_id(value,
+										   snowflake_node_id_max(setting,
+																 layout));
+		case SNOWFLAKE_SETTING_WIDTH:
+			return snowflake_parse_node_id(value, setting->max_value) &&
+				atoi(value) >= setting->min_value;
+		case SNOWFLAKE_SETTING_BOOL:
+			return parse_bool(value, &flag);
+		case SNOWFLAKE_SETTING_EPOCH:
+			return snowflake_parse_epoch(value, &epoch_unix_ms, detail);
+		case SNOWFLAKE_SETTING_DURATION:
+			return parse_int(value, &result, setting->unit_flags, NULL) &&
+				result >= setting->min_value && result <= setting->max_value;
+		case SNOWFLAKE_SETTING_CONNINFO:
+			return snowflake_registry_check_conninfo(value, detail);
+	}
+	return false;
+}
+
+/* Report at elevel that value is not valid for setting. */
+void
+snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
+						   const char *value, const SnowflakeLayout *layout,
+						   const char *epoch_detail, const char *hint)
+{
+	/* a connection string may hold a password: keep it out of the log */
+	ereport(elevel,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 setting->kind == SNOWFLAKE_SETTING_CONNINFO ?
+			 errmsg("invalid value for parameter \"%s\"", setting->name) :
+			 errmsg("invalid value for parameter \"%s\": \"%s\"",
+					setting->name, value),
+			 epoch_detail ? errdetail_internal("%s", epoch_detail) :
+			 setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
+			 errdetail("\"%s\" must be an integer from 0 to %d.",
+					   setting->name, snowflake_node_id_max(setting, layout)) :
+			 errdetail("\"%s\" must be %s.", setting->name, setting->valid),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * Report at elevel that name is not a snowflake setting, though it has the
+ * prefix; filename and line say where, when it comes from a file.
+ */
+void
+snowflake_report_unknown_setting(int elevel, const char *name,
+								 const char *filename, int line,
+								 const char *hint)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 filename ?
+			 errmsg("unrecognized configuration parameter \"%s\" in file \"%s\" line %d",
+					name, filename, line) :
+			 errmsg("unrecognized configuration parameter \"%s\"", name),
+			 errdetail("\"snowflake\" is a reserved prefix."),
+			 errhint("%s", hint)));
+}
+
+/*
+ * Stop the server when postgresql.conf names a snowflake setting that does
+ * not exist.  PostgreSQL would only warn and drop it (and not even warn when
+ * the prefix is written with capitals), and a misspelt snowflake.worker_id
+ * would leave the server on worker 0, colliding with another server's IDs.
+ * Runs once the real settings are defined, so any placeholder left with the
+ * prefix is unknown.
+ */
+void
+snowflake_reject_unknown_settings(void)
+{
+	struct config_generic **variables = get_guc_variables();
+	int			count = GetNumConfigOptions();
+
+	for (int i = 0; i < count; i++)
+	{
+		if ((variables[i]->flags & GUC_CUSTOM_PLACEHOLDER) != 0 &&
+			snowflake_has_prefix(variables[i]->name))
+			snowflake_report_unknown_setting(FATAL, variables[i]->name,
+											 NULL, 0,
+											 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
+	}
+}
+
+/*
+ * Stop the server when a setting given before the module was loaded is not
+ * valid, rather than run with the default in its place.
+ */
+void
+snowflake_validate_preset(const SnowflakeSetting *setting, const char *raw)
+{
+	const char *detail;
+
+	if (raw == NULL ||
+		snowflake_check_setting_value(setting, raw, &snowflake_layout, &detail))
+		return;
+	snowflake_report_bad_value(FATAL, setting, raw, &snowflake_layout, detail,
+							   setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
+							   _("Each server of a fleet needs its own pair of snowflake.datacenter_id and snowflake.worker_id.") :
+							   NULL);
+}
+
+/*
+ * What the configuration files set, as the next server start will read
+ * them: for each snowflake setting, the value of its last line, with
+ * postgresql.auto.conf read last, or NULL.  Returns the parsed lines, which
+ * the caller frees, or NULL (and no values) when postgresql.conf cannot be
+ * read.
+ */
+ConfigVariable *
+snowflake_read_config_files(const char **values)
+{
+	ConfigVariable *head = NULL;
+	ConfigVariable *tail = NULL;
+
+	memset(values, 0, sizeof(const char *) * lengthof(snowflake_settings));
+	if (!ParseConfigFile(ConfigFileName, true, NULL, 0, 0, DEBUG1,
+						 &head, &tail))
+	{
+		FreeConfigVariables(head);
+		return NULL;
+	}
+	(void) ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG1,
+						   &head, &tail);
+	for (ConfigVariable *item = head; item != NULL; item = item->next)
+	{
+		const SnowflakeSetting *setting;
+
+		if (item->name != NULL && item->value != NULL &&
+			(setting = snowflake_find_setting(item->name)) != NULL)
+			values[setting - snowflake_settings] = item->value;
+	}
+	return head;
+}
+
+/*
+ * The layout that values (one for each snowflake setting, or NULL) would
+ * give at the next start; widths that are unset or not valid count as their
+ * defaults, since they are reported on their own.  The four widths come
+ * first in snowflake_settings, in the order of the layout.  Returns the sum
+ * of the widths, which may exceed 63.
+ */
+int
+snowflake_pending_layout(const char **values, SnowflakeLayout *layout)
+{
+	int			widths[4] = {SNOWFLAKE_DEFAULT_TIME_BITS,
+		SNOWFLAKE_DEFAULT_DATACENTER_BITS, SNOWFLAKE_DEFAULT_WORKER_BITS,
+	SNOWFLAKE_DEFAULT_SEQUENCE_BITS};
+	const char *detail;
+
+	for (int i = 0; i < 4; i++)
+	{
+		Assert(snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH);
+		if (values[i] != NULL &&
+			snowflake_check_setting_value(&snowflake_settings[i], values[i],
+										  NULL, &detail))
+			widths[i] = atoi(values[i]);
+	}
+	snowflake_layout_init(layout, widths[0], widths[1],
+						  widths[2], widths[3]);
+	return widths[0] + widths[1] + widths[2] + widths[3];
+}
+
+/* Report at elevel a layout whose widths add up to total, more than 63. */
+void
+snowflake_report_bad_layout(int elevel, const SnowflakeLayout *layout,
+							int total, const char *hint)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",
+					total),
+			 errdetail("snowflake.time_bits (%d), snowflake.datacenter_bits (%d), snowflake.worker_bits (%d) and snowflake.sequence_bits (%d) must add up to at most 63.",
+					   layout->time_bits, layout->datacenter_bits,
+					   layout->worker_bits, layout->sequence_bits),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * After a configuration reload, warn about what in the configuration files
+ * the next server start will refuse: an unknown snowflake setting, a value
+ * that is not valid (the one that takes effect, node ids against the layout
+ * the files give), a layout that does not fit.  PostgreSQL itself only logs
+ * bad values (or, for a name with capitals, nothing), and the server would
+ * then refuse to start at some later restart, long after the change was
+ * made.  The mark writer calls this after each reload.
+ */
+void
+snowflake_check_config_files(void)
+{
+	const char *values[lengthof(snowflake_settings)];
+	ConfigVariable *head;
+	SnowflakeLayout layout;
+	int			total;
+	const char *hint = _("The next server start will refuse it.");
+
+	head = snowflake_read_config_files(values);
+	if (head == NULL)
+		return;
+	for (ConfigVariable *item = head; item != NULL; item = item->next)
+	{
+		if (item->name != NULL && item->value != NULL &&
+			snowflake_has_prefix(item->name) &&
+			snowflake_find_setting(item->name) == NULL)
+			snowflake_report_unknown_setting(WARNING, item->name,
+											 item->filename, item->sourceline,
+											 hint);
+	}
+	total = snowflake_pending_layout(values, &layout);
+	if (total > 63)
+		snowflake_report_bad_layout(WARNING, &layout, total, hint);
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		const char *detail;
+
+		if (values[i] != NULL &&
+			!snowflake_check_setting_value(&snowflake_settings[i], values[i],
+										   &layout, &detail))
+			snowflake_report_bad_value(WARNING, &snowflake_settings[i],
+									   values[i], &layout, detail, hint);
+	}
+	FreeConfigVariables(head);
+}
+
+/* GUC check hook for snowflake.epoch: parse once, keep the number */
+static bool
+snowflake_check_epoch(char **newval, void **extra, GucSource source)
+{
+	int64		epoch_unix_ms;
+	const char *detail;
+	int64	   *parsed;
+
+	if (!snowflake_parse_epoch(*newval, &epoch_unix_ms, &detail))
+	{
+		GUC_check_errdetail("%s", detail);
+		return false;
+	}
+	/* GUC extra data is freed with free(), so allocate it with malloc() */
+	parsed = malloc(sizeof(int64));
+	if (parsed == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return false;
+	}
+	*parsed = epoch_unix_ms;
+	*extra = parsed;
+	return true;
+}
+
+static void
+snowflake_assign_epoch(const char *newval, void *extra)
+{
+	snowflake_epoch_unix_ms = *((int64 *) extra);
+	snowflake_epoch_error = NULL;
+}
+
+/*
+ * GUC assign hook for the widths: a valid value from a reload replaces one
+ * that was refused when the module was loaded without the preload.
+ */
+static void
+snowflake_assign_width(int newval, void *extra)
+{
+	snowflake_width_error = NULL;
+}
+
+/*
+ * SHOW snowflake.epoch: the epoch as an ISO timestamp in UTC, whichever form
+ * it was given in, and whatever the session's TimeZone and DateStyle.
+ */
+static const char *
+snowflake_show_epoch(void)
+{
+	static char buf[MAXDATELEN + 1];
+	struct pg_tm tm;
+	fsec_t		fsec;
+	Timestamp	ts;
+
+	ts = (snowflake_epoch_unix_ms - SNOWFLAKE_UNIX_TO_PG_MS) * 1000;
+	if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+		return "invalid";
+	tm.tm_isdst = 0;			/* UTC: print the zone as +00 */
+	EncodeDateTime(&tm, fsec, true, 0, NULL, USE_ISO_DATES, buf);
+	return buf;
+}
+
+/*
+ * The configured epoch as a PostgreSQL timestamp.  Without the preload the
+ * setting follows postgresql.conf at each reload; if its value there is not
+ * valid, say so rather than decode with the default.
+ */
+TimestampTz
+snowflake_configured_epoch(void)
+{
+	if (snowflake_epoch_error != NULL)
+	{
+		int64		epoch_unix_ms;
+		const char *detail;
+
+		(void) snowflake_parse_epoch(snowflake_epoch_error, &epoch_unix_ms,
+									 &detail);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"",
+						"snowflake.epoch", snowflake_epoch_error),
+				 errdetail_internal("%s", detail)));
+	}
+	return (snowflake_epoch_unix_ms - SNOWFLAKE_UNIX_TO_PG_MS) * 1000;
+}

@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * state.h
+ *		The shared state of the generator (state.c).
+ *
+ * Copyright (c) 2026, the snowflake authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_STATE_H
+#define SNOWFLAKE_STATE_H
+
+#include "access/xlogdefs.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+/*
+ * The count of IDs a backend issued, in a slot that only the backend with
+ * that PGPROC number writes, each on its own cache line: counting costs a
+ * plain load and store on a line no other process writes, rather than an
+ * atomic increment of a line that every generating backend fights over.
+ * A backend that takes over a slot goes on counting from its value.
+ */
+typedef union SnowflakeIdCounter
+{
+	pg_atomic_uint64 count;
+	char		pad[PG_CACHE_LINE_SIZE];
+} SnowflakeIdCounter;
+
+/*
+ * Everything all backends share.  last_tick and durable_mark are read and
+ * advanced with atomics only; mark_lock is held only by the one process (the
+ * mark writer, or a backend) that writes a new mark, and never while waiting
+ * for a standby or while an ID is being chosen.  A backend that needs a new
+ * mark while another process holds the lock sleeps on mark_cv, which is
+ * broadcast whenever the lock is released or a mark published, so that the
+ * wait can be cancelled.  mark_writer_latch is set and cleared by the mark
+ * writer alone and read without a lock, as PostgreSQL does with the WAL
+ * writer's latch: at worst a backend sets a latch that no longer matters.
+ * mark_invalid is set at startup, in redo, or under mark_lock when the file
+ * is found to have gone backwards, always after its reason, and never
+ * cleared.
+ */
+typedef struct SnowflakeSharedState
+{
+	pg_atomic_uint64 last_tick; /* largest tick issued, or the floor - 1 */
+	pg_atomic_uint64 floor_tick;	/* last_tick as the mark set it at start
+									 * or in redo */
+	pg_atomic_uint64 registry_floor_tick;	/* last_tick as a registry claim
+											 * taken over set it, or 0 */
+	pg_atomic_uint64 floor_clock_ms;	/* the clock when that mark was
+										 * written, or PG_INT64_MAX if not
+										 * known */
+	pg_atomic_uint64 durable_mark;	/* no ID reaches this ms until a larger
+									 * mark is durable */
+	LWLock	   *mark_lock;		/* serialises writers of the mark */
+	ConditionVariable mark_cv;	/* mark_lock released or mark published */
+	int64		written_mark;	/* largest mark in the file and WAL, which
+								 * synchronous standbys may not have yet;
+								 * under mark_lock */
+	XLogRecPtr	written_lsn;	/* its last WAL record; under mark_lock */
+	int64		file_mark;		/* the mark the file holds, as last read or
+								 * written; under mark_lock */
+	int64		clock_ref_ms;	/* the clock at the last mark write ... */
+	int64		monotonic_ref_ms;	/* ... and the monotonic clock then;
+									 * both under mark_lock */
+	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
+	pg_atomic_uint64 max_write_duration_us; /* ... and the slowest */
+	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
+
+	/* counters, shown by snowflake_status() */
+	pg_atomic_uint64 sequence_waits;	/* calls that waited for the next ms */
+	pg_atomic_uint64 clock_behind_waits;	/* calls that waited for the clock */
+	pg_atomic_uint64 clock_errors;	/* calls refused: clock behind, resuming
+									 * above the mark, or clock jumped */
+	pg_atomic_uint64 max_step_back_ms;	/* the furthest the clock was found
+										 * behind the newest ID */
+	pg_atomic_uint64 leads_taken;	/* IDs issued ahead of the clock */
+	pg_atomic_uint64 writer_marks;	/* marks made durable by the writer */
+	pg_atomic_uint64 backend_marks; /* ... and by backends */
+	pg_atomic_uint32 refusal_logged;	/* current refusal episode logged */
+	pg_atomic_uint64 episode_first_error;	/* clock_errors when the current
+											 * episode began */
+	pg_atomic_uint32 redo_write_failed; /* a replayed mark is not on disk */
+
+	bool		mark_invalid;	/* generation is refused for good ... */
+	bool		mark_restored;	/* ... the true mark was written back */
+	bool		layout_changed; /* ... the epoch or layout changed */
+	char		layout_hint[256];	/* what to do about that */
+	char		mark_invalid_reason[512];
+
+	/* IDs issued, one slot per backend (see snowflake_count_ids) */
+	SnowflakeIdCounter ids_issued[FLEXIBLE_ARRAY_MEMBER];
+} SnowflakeSharedState;
+
+extern SnowflakeSharedState *snowflake_state;
+extern Size snowflake_shmem_size(void);
+extern void snowflake_raise_counter(pg_atomic_uint64 *counter, uint64 value);
+extern void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
+extern void snowflake_raise_tick_floor(SnowflakeSharedState *state,
+									   int64 mark_ms);
+
+#endif							/* SNOWFLAKE_STATE_H */

@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * utility.c
+ *		The ProcessUtility hook: the checks of statements that set snowflake
+ *		settings, and DISCARD.
+ *
+ * Copyright (c) 2026, the snowflake authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
+#include "utils/guc.h"
+
+#include "functions.h"
+#include "settings.h"
+#include "utility.h"
+
+/*---- SET statements and DISCARD ----*/
+
+ProcessUtility_hook_type prev_process_utility_hook = NULL;
+
+/*
+ * Refuse SET, RESET and ALTER ... SET of a snowflake setting that does not
+ * exist, whatever the case of its prefix: PostgreSQL compares reserved
+ * prefixes case-sensitively, so "Snowflake.Wokrer_Id" would otherwise be
+ * kept as a setting of its own, unused.  ALTER SYSTEM values are checked as
+ * the next server start will check them.
+ */
+static void
+snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
+{
+	const SnowflakeSetting *setting;
+	const char *detail;
+	char	   *value;
+	const char *values[SNOWFLAKE_NUM_SETTINGS];
+	ConfigVariable *head;
+	SnowflakeLayout layout;
+	int			total;
+
+	if (stmt == NULL || stmt->name == NULL || !snowflake_has_prefix(stmt->name))
+		return;
+	setting = snowflake_find_setting(stmt->name);
+	if (setting == NULL)
+	{
+		snowflake_report_unknown_setting(ERROR, stmt->name, NULL, 0,
+										 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
+		return;
+	}
+	if (!check_value || stmt->kind != VAR_SET_VALUE)
+		return;
+	value = ExtractSetVariableArgs(stmt);
+	if (value == NULL)
+		return;
+
+	/* node ids and widths are checked with the layout the files will give */
+	head = snowflake_read_config_files(values);
+	values[setting - snowflake_settings] = value;
+	total = snowflake_pending_layout(values, &layout);
+	if (!snowflake_check_setting_value(setting, value, &layout, &detail))
+		snowflake_report_bad_value(ERROR, setting, value, &layout, detail,
+								   NULL);
+	if (total > 63 && setting->kind == SNOWFLAKE_SETTING_WIDTH)
+		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
+	FreeConfigVariables(head);
+}
+
+/* The SET clauses of CREATE FUNCTION and ALTER FUNCTION. */
+static void
+snowflake_check_function_options(List *options)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *option = lfirst_node(DefElem, lc);
+
+		if (strcmp(option->defname, "set") == 0)
+			snowflake_check_set_statement((VariableSetStmt *) option->arg,
+										  false);
+	}
+}
+
+/*
+ * ProcessUtility hook: check statements that set snowflake settings, and
+ * forget this session's last ID on DISCARD ALL and DISCARD SEQUENCES, as
+ * PostgreSQL forgets lastval(), so that a pooled connection does not show
+ * one client's ID to the next.
+ */
+void
+snowflake_process_utility(PlannedStmt *pstmt, const char *queryString,
+						  bool readOnlyTree, ProcessUtilityContext context,
+						  ParamListInfo params, QueryEnvironment *queryEnv,
+						  DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+
+	switch (nodeTag(parsetree))
+	{
+		case T_VariableSetStmt:
+			snowflake_check_set_statement((VariableSetStmt *) parsetree, false);
+			break;
+		case T_AlterSystemStmt:
+			snowflake_check_set_statement(((AlterSystemStmt *) parsetree)->setstmt,
+										  true);
+			break;
+		case T_AlterRoleSetStmt:
+			snowflake_check_set_statement(((AlterRoleSetStmt *) parsetree)->setstmt,
+										  false);
+			break;
+		case T_AlterDatabaseSetStmt:
+			snowflake_check_set_statement(((AlterDatabaseSetStmt *) parsetree)->setstmt,
+										  false);
+			break;
+		case T_CreateFunctionStmt:
+			snowflake_check_function_options(((CreateFunctionStmt *) parsetree)->options);
+			break;
+		case T_AlterFunctionStmt:
+			snowflake_check_function_options(((AlterFunctionStmt *) parsetree)->actions);
+			break;
+		default:
+			break;
+	}
+
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (IsA(parsetree, DiscardStmt) &&
+		(((DiscardStmt *) parsetree)->target == DISCARD_ALL ||
+		 ((DiscardStmt *) parsetree)->target == DISCARD_SEQUENCES))
+		snowflake_session_has_last_id = false;
+}
