@@ -635,6 +635,31 @@ BEGIN
 END
 $$;
 
+-- A live registry keeps working: 1.1 told operators to give the servers'
+-- role rights on the claims table, and those roles may now call the three
+-- functions of their own claims instead (revoke the table rights once every
+-- server runs 1.2).
+DO $$
+DECLARE
+	r regrole;
+BEGIN
+	FOR r IN
+		SELECT DISTINCT a.grantee::regrole
+		FROM pg_catalog.pg_class c,
+			 pg_catalog.aclexplode(c.relacl) a
+		WHERE c.oid = 'snowflake_claims'::regclass
+		  AND a.privilege_type = 'UPDATE'
+		  AND a.grantee <> c.relowner
+		  AND a.grantee <> 0
+	LOOP
+		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION '
+			'snowflake_registry_claim(integer, bigint, integer, uuid, text, integer, text, interval, interval, integer, integer, integer, bigint, timestamptz, boolean), '
+			'snowflake_registry_check_in(integer, integer, uuid, interval, timestamptz, boolean, interval), '
+			'snowflake_registry_idle(integer, integer, uuid, timestamptz) TO %s', r);
+	END LOOP;
+END
+$$;
+
 -- The servers' role is granted EXECUTE on snowflake_registry_claim,
 -- snowflake_registry_check_in and snowflake_registry_idle; operators on
 -- snowflake_registry_release and snowflake_registry_reassign, and SELECT on

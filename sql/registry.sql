@@ -456,8 +456,20 @@ FROM snowflake_registry_claim(3, 402, 1, pg_temp.tok(42), 'host', 5432,
 SELECT a.status, a.worker_id
 FROM snowflake_registry_check_in(3, 0, pg_temp.tok(41)) a;
 CREATE TEMP TABLE before_update AS SELECT * FROM snowflake_claims;
+-- the servers' role as 1.1 told operators to set it up
+CREATE ROLE regress_snowflake_worker_1_1;
+GRANT SELECT, INSERT, UPDATE, DELETE ON snowflake_claims
+	TO regress_snowflake_worker_1_1;
 
 ALTER EXTENSION snowflake UPDATE;
+-- it may go on claiming and checking in, now through the functions alone
+SELECT p.proname,
+	has_function_privilege('regress_snowflake_worker_1_1', p.oid, 'EXECUTE')
+		AS may_execute
+FROM pg_proc p
+WHERE p.proname IN ('snowflake_registry_claim', 'snowflake_registry_check_in',
+	'snowflake_registry_idle', 'snowflake_registry_release')
+ORDER BY 1;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 -- every row is there, unchanged, with the new columns at their defaults
 SELECT count(*) AS rows,
@@ -491,3 +503,4 @@ WHERE b.worker_id = 1;
 SELECT a.status, a.worker_id, a.system_identifier
 FROM snowflake_registry_check_in(3, 1, pg_temp.tok(42)) a;
 DROP EXTENSION snowflake;
+DROP ROLE regress_snowflake_worker_1_1;
