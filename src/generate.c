@@ -22,8 +22,8 @@
 #include "generate.h"
 #include "layout.h"
 #include "mark.h"
+#include "registry.h"
 #include "settings.h"
-#include "snowflake.h"
 #include "state.h"
 
 /*---- generation ----*/
@@ -172,7 +172,7 @@ snowflake_report_registry_floor(int64 ahead_ms)
  * Refuse an ID because the clock jumped forward further than
  * snowflake.max_clock_jump allows.
  */
-void
+static void
 snowflake_report_clock_jump(int64 jump_ms)
 {
 	if (snowflake_count_refusal())
@@ -291,6 +291,28 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 }
 
 /*
+ * Move the mark above needed_ms from this backend, waiting for it: count
+ * the mark it published, and refuse the ID if the clock jumped.
+ */
+static void
+snowflake_advance_mark_here(int64 needed_ms)
+{
+	int64		jump_ms = 0;
+
+	switch (snowflake_advance_mark(needed_ms, 0, &jump_ms))
+	{
+		case SNOWFLAKE_ADVANCE_RAISED:
+			pg_atomic_fetch_add_u64(&snowflake_state->backend_marks, 1);
+			break;
+		case SNOWFLAKE_ADVANCE_CLOCK_JUMPED:
+			snowflake_report_clock_jump(jump_ms);
+			break;
+		case SNOWFLAKE_ADVANCE_NONE:
+			break;
+	}
+}
+
+/*
  * Refresh the mark early, so that nobody has to wait for it: wake the mark
  * writer, or, while it is not running, try to write it here.
  */
@@ -306,8 +328,9 @@ snowflake_refresh_mark_early(int64 next_ms)
 	writer_latch = state->mark_writer_latch;
 	if (writer_latch != NULL)
 		SetLatch(writer_latch);
-	else
-		snowflake_try_advance_mark(next_ms, SNOWFLAKE_MARK_STRIDE_MS / 2);
+	else if (snowflake_try_advance_mark(next_ms, SNOWFLAKE_MARK_STRIDE_MS / 2) ==
+			 SNOWFLAKE_ADVANCE_RAISED)
+		pg_atomic_fetch_add_u64(&state->backend_marks, 1);
 }
 
 /*
@@ -422,7 +445,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 			 * it here, and wake the mark writer, so that from now on it keeps
 			 * the mark ahead of the clock.
 			 */
-			snowflake_advance_mark(end_ms, 0);
+			snowflake_advance_mark_here(end_ms);
 			if (writer_latch != NULL)
 				SetLatch(writer_latch);
 			last = pg_atomic_read_u64(&state->last_tick);

@@ -23,8 +23,8 @@
 #include "layout.h"
 #include "markfile.h"
 #include "settings.h"
-#include "snowflake.h"
 #include "state.h"
+#include "statefile.h"
 
 /*---- the mark file ----*/
 

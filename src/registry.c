@@ -80,7 +80,7 @@
 #include "utils/wait_event.h"
 
 #include "registry.h"
-#include "snowflake.h"
+#include "statefile.h"
 
 /*---- the claim cache file ----*/
 
@@ -139,13 +139,12 @@ int			registry_max_worker_id = 0;
 
 static void registry_shmem_request(void);
 static void registry_shmem_startup(void);
-static void registry_register_worker(void);
 static void registry_error(SnowflakeRegistryState *copy);
 
 
 /*---- settings and start ----*/
 
-/* Define the registry settings (see snowflake.h). */
+/* Define the registry settings (see registry.h). */
 void
 snowflake_registry_define_settings(GucContext start_context)
 {
@@ -208,7 +207,7 @@ snowflake_registry_define_settings(GucContext start_context)
 							 NULL, NULL, NULL);
 }
 
-/* Is value a connection string libpq can parse (see snowflake.h)? */
+/* Is value a connection string libpq can parse (see registry.h)? */
 bool
 snowflake_registry_check_conninfo(const char *value, const char **detail)
 {
@@ -236,7 +235,7 @@ snowflake_registry_check_conninfo(const char *value, const char **detail)
 }
 
 /*
- * Start registry mode, if snowflake.registry is set (see snowflake.h).
+ * Start registry mode, if snowflake.registry is set (see registry.h).
  * Runs in _PG_init while preloading.
  */
 void
@@ -261,7 +260,6 @@ snowflake_registry_start(bool worker_id_set, int datacenter_id,
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = registry_shmem_startup;
 
-	registry_register_worker();
 }
 
 /* Does this server claim its worker id from a registry? */
@@ -269,17 +267,6 @@ bool
 snowflake_registry_enabled(void)
 {
 	return registry_conninfo != NULL && registry_conninfo[0] != '\0';
-}
-
-/*
- * The registry worker runs where IDs are generated: on a primary, and on a
- * standby from its promotion on, so that a standby never holds a claim.
- */
-static void
-registry_register_worker(void)
-{
-	snowflake_register_worker("snowflake_registry_main",
-							  "snowflake registry worker");
 }
 
 /*---- shared memory ----*/
@@ -364,7 +351,7 @@ registry_claim_usable(SnowflakeClaimStatus status, uint64 deadline_us)
 }
 
 /*
- * Return once this server may generate with its claim (see snowflake.h).
+ * Return once this server may generate with its claim (see registry.h).
  * The usual case costs three atomic reads, and a read of the monotonic clock
  * with snowflake.registry_require_check_in.  While the claim is not usable,
  * wait for the registry worker, polling the shared state, for at most
@@ -416,7 +403,7 @@ snowflake_registry_gate(int max_wait_ms)
 /*
  * Fail a call whose ticks, up to end_ms, were claimed after the claim
  * changed or stopped being usable since the gate, or lie past the time this
- * server promised the registry (see snowflake.h).  Those ticks are never
+ * server promised the registry (see registry.h).  Those ticks are never
  * issued.  The compare-and-swap that claimed them is a full barrier, so
  * what is read here is at least as new as the claim's state at that moment.
  */
@@ -464,7 +451,7 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 }
 
 /*
- * The claimed worker id, or -1 before the first claim (see snowflake.h).  It
+ * The claimed worker id, or -1 before the first claim (see registry.h).  It
  * is set before the status that lets the gate pass, and never changes
  * afterwards, so no lock is needed.
  */

@@ -1,9 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * registry.h
- *		What the registry's gate (registry.c) and its background worker
- *		(registry_worker.c) share: the claim state in shared memory, the
- *		registry settings, the monotonic clock and the claim cache file.
+ *		Worker ids claimed from a registry: what the generator and the
+ *		settings ask of the registry (registry.c), and what the registry's
+ *		gate (registry.c) and its background worker (registry_worker.c)
+ *		share: the claim state in shared memory, the registry settings, the
+ *		monotonic clock and the claim cache file.
+ *
+ * In manual mode the worker id is the snowflake.worker_id setting.  In
+ * registry mode (snowflake.registry set) the registry worker claims it from
+ * a registry server, and the generator asks registry.c, through the gate
+ * below, whether this server may generate and with which worker id.
  *
  * The registry worker alone writes the shared state; backends only read it
  * (see SnowflakeRegistryState).
@@ -17,6 +24,70 @@
 
 #include "port/atomics.h"
 #include "storage/spin.h"
+#include "utils/guc.h"
+
+/*---- what the rest of the module asks of the registry ----*/
+
+/* the bounds of the registry's settings, which settings.c checks too */
+#define SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS	100
+#define SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS	(3600 * 1000)
+#define SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS	100
+#define SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS	(24 * 3600 * 1000)
+#define SNOWFLAKE_REGISTRY_MIN_LEASE_S		60
+
+/*
+ * Define the registry settings, from settings.c's definition of all
+ * settings; start_context is the context of the server-start ones.
+ */
+extern void snowflake_registry_define_settings(GucContext start_context);
+
+/*
+ * Is value a valid snowflake.registry?  If not, *detail says why.  Never
+ * throws.
+ */
+extern bool snowflake_registry_check_conninfo(const char *value,
+											  const char **detail);
+
+/*
+ * Called from _PG_init while preloading, once the settings are checked:
+ * refuse to start when snowflake.worker_id is set in registry mode (which
+ * worker_id_set says), and in registry mode ask for shared memory.  The
+ * caller registers the registry worker (snowflake_registry_main) in
+ * registry mode.  Claims are made in datacenter_id, for a
+ * worker id from 0 to max_worker_id (the server's layout).
+ */
+extern void snowflake_registry_start(bool worker_id_set, int datacenter_id,
+									 int max_worker_id);
+
+/* Does this server claim its worker id from a registry? */
+extern bool snowflake_registry_enabled(void);
+
+/*
+ * In registry mode, return once this server holds a claim it may generate
+ * with, waiting at most max_wait_ms for the first claim; otherwise raise an
+ * error that says why.  Returns at once in manual mode.  The value returned
+ * names the claim's state for snowflake_registry_recheck().
+ */
+extern uint64 snowflake_registry_gate(int max_wait_ms);
+
+/*
+ * After ticks up to end_ms (an ID's time) were claimed: raise an error
+ * unless the claim is still in the state the gate returned, still usable,
+ * and end_ms within the time this server promised the registry.  Returns at
+ * once in manual mode.
+ */
+extern void snowflake_registry_recheck(uint64 gate, int64 end_ms);
+
+/*
+ * The worker id claimed from the registry: -1 until the first claim, and
+ * set for good once the gate passed.
+ */
+extern int	snowflake_registry_worker_id(void);
+
+/* the registry worker's entry point (registry_worker.c) */
+extern PGDLLEXPORT void snowflake_registry_main(Datum main_arg);
+
+/*---- what registry.c and registry_worker.c share ----*/
 
 /* where this server stands with its claim */
 typedef enum SnowflakeClaimStatus

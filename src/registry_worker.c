@@ -40,13 +40,11 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "mark.h"
 #include "registry.h"
-#include "snowflake.h"
 
 
 /*---- function declarations ----*/
-
-PGDLLEXPORT void snowflake_registry_main(Datum main_arg);
 
 static bool registry_mark_idle(PGconn *conn, int worker_id,
 							   int64 newest_unix_ms, bool interruptible,

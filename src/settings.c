@@ -22,8 +22,8 @@
 
 #include "epoch.h"
 #include "layout.h"
+#include "registry.h"
 #include "settings.h"
-#include "snowflake.h"
 
 /*---- settings ----*/
 
