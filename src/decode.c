@@ -102,10 +102,7 @@ snowflake_parse_with_epoch(PG_FUNCTION_ARGS)
 {
 	SnowflakeLayout twitter;
 
-	snowflake_layout_init(&twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
-						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
-						  SNOWFLAKE_DEFAULT_WORKER_BITS,
-						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	snowflake_layout_init_twitter(&twitter);
 	return snowflake_decode(fcinfo, &twitter, PG_GETARG_INT64(0),
 							PG_GETARG_TIMESTAMPTZ(1), 1);
 }
@@ -178,10 +175,7 @@ snowflake_call_layout(FunctionCallInfo fcinfo, int argno,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake epoch must be finite")));
-	snowflake_layout_init(twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
-						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
-						  SNOWFLAKE_DEFAULT_WORKER_BITS,
-						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	snowflake_layout_init_twitter(twitter);
 	return twitter;
 }
 

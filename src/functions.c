@@ -173,11 +173,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	uint64		ids_issued = 0;
 	int			i = 0;
 
-	if (state == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to show its status"),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	snowflake_require_shared_state("show its status");
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 

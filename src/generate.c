@@ -51,11 +51,7 @@ emit_log_hook_type prev_emit_log_hook = NULL;
 void
 snowflake_check_can_generate(const char *function)
 {
-	if (snowflake_state == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to generate IDs"),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	snowflake_require_shared_state("generate IDs");
 
 	if (RecoveryInProgress())
 		ereport(ERROR,

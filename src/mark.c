@@ -35,6 +35,7 @@ SnowflakeMarkWaitHook snowflake_mark_lock_wait_hook = NULL;
 SnowflakeMarkWaitHook snowflake_mark_standby_wait_hook = NULL;
 
 static bool snowflake_standbys_have(XLogRecPtr lsn);
+static XLogRecPtr snowflake_log_mark(int64 mark_ms, uint8 flags);
 static bool snowflake_publish_mark(int64 mark_ms);
 
 /*
@@ -126,7 +127,6 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 	int64		expected_ms;
 	int64		stride_ms;
 	int			us_into_ms;
-	xl_snowflake_mark xlrec;
 
 	if (state->written_mark > needed_ms + margin_ms)
 	{
@@ -159,11 +159,7 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 		return SNOWFLAKE_MARK_FAILED;
 	state->file_mark = *target;
 
-	snowflake_fill_mark_record(&xlrec, *target);
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-	*lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
-	XLogFlush(*lsn);
+	*lsn = snowflake_log_mark(*target, 0);
 	state->written_mark = *target;
 	state->written_lsn = *lsn;
 
@@ -336,23 +332,33 @@ void
 snowflake_relog_mark(void)
 {
 	SnowflakeSharedState *state = snowflake_state;
-	xl_snowflake_mark xlrec;
-	XLogRecPtr	lsn;
 
 	if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
 		return;
 	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn)
-	{
-		snowflake_fill_mark_record(&xlrec, state->written_mark);
-		XLogBeginInsert();
-		XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
-		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-		lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
-		XLogFlush(lsn);
-		state->written_lsn = lsn;
-	}
+		state->written_lsn = snowflake_log_mark(state->written_mark,
+												XLOG_MARK_UNIMPORTANT);
 	LWLockRelease(state->mark_lock);
 	ConditionVariableBroadcast(&state->mark_cv);
+}
+
+/*
+ * WAL-log mark_ms, with the record flags given (XLogSetRecordFlags), and
+ * flush it.  Returns the record's end.
+ */
+static XLogRecPtr
+snowflake_log_mark(int64 mark_ms, uint8 flags)
+{
+	xl_snowflake_mark xlrec;
+	XLogRecPtr	lsn;
+
+	snowflake_fill_mark_record(&xlrec, mark_ms);
+	XLogBeginInsert();
+	XLogSetRecordFlags(flags);
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	XLogFlush(lsn);
+	return lsn;
 }
 
 /*
@@ -385,14 +391,6 @@ snowflake_standbys_have(XLogRecPtr lsn)
 static bool
 snowflake_publish_mark(int64 mark_ms)
 {
-	uint64		old_mark;
-
-	old_mark = pg_atomic_read_u64(&snowflake_state->durable_mark);
-	while (old_mark < (uint64) mark_ms)
-	{
-		if (pg_atomic_compare_exchange_u64(&snowflake_state->durable_mark,
-										   &old_mark, (uint64) mark_ms))
-			return true;
-	}
-	return false;
+	return snowflake_raise_counter(&snowflake_state->durable_mark,
+								   (uint64) mark_ms);
 }

@@ -187,11 +187,7 @@ _PG_init(void)
 		snowflake_define_settings(PGC_SIGHUP);
 		MarkGUCPrefixReserved("snowflake");
 		if (!snowflake_layout_from_settings(&snowflake_layout, 0))
-			snowflake_layout_init(&snowflake_layout,
-								  SNOWFLAKE_DEFAULT_TIME_BITS,
-								  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
-								  SNOWFLAKE_DEFAULT_WORKER_BITS,
-								  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+			snowflake_layout_init_twitter(&snowflake_layout);
 		if (raw[epoch_index] != NULL &&
 			!snowflake_parse_epoch(raw[epoch_index], &epoch_unix_ms, &detail))
 			snowflake_epoch_error = MemoryContextStrdup(TopMemoryContext,
