@@ -28,6 +28,11 @@
 
 /*---- generation ----*/
 
+static void snowflake_report_clock_behind(int64 behind_ms) pg_attribute_noreturn();
+static void snowflake_report_resuming(int64 ahead_ms) pg_attribute_noreturn();
+static void snowflake_report_registry_floor(int64 ahead_ms) pg_attribute_noreturn();
+static void snowflake_report_clock_jump(int64 jump_ms) pg_attribute_noreturn();
+
 /*
  * Refusals that every generating call gets while a condition lasts.  The
  * server log gets one message when such an episode begins and one when it
@@ -107,13 +112,13 @@ snowflake_report_clock_behind(int64 behind_ms)
 				(errmsg("the clock is %lld ms behind the snowflake generator; refusing IDs until it catches up",
 						(long long) behind_ms),
 				 errdetail("snowflake.max_lead is %d ms and snowflake.max_clock_wait is %d ms.",
-						   snowflake_max_lead, snowflake_max_clock_wait)));
+						   snowflake_max_lead_ms, snowflake_max_clock_wait)));
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg(SNOWFLAKE_CLOCK_BEHIND_MESSAGE),
 			 errdetail("The clock is %lld ms behind the newest ID, %lld ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
 					   (long long) behind_ms,
-					   (long long) (behind_ms - snowflake_max_lead),
+					   (long long) (behind_ms - snowflake_max_lead_ms),
 					   snowflake_max_clock_wait),
 			 behind_ms <= INT_MAX ?
 			 errhint("Check the system clock, or raise snowflake.max_lead to at least %lld ms.",
@@ -176,12 +181,12 @@ snowflake_report_clock_jump(int64 jump_ms)
 				(errmsg("the clock jumped %lld ms forward; refusing snowflake IDs until it is corrected",
 						(long long) jump_ms),
 				 errdetail("snowflake.max_clock_jump is %d s.",
-						   snowflake_max_clock_jump)));
+						   snowflake_max_clock_jump_s)));
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg(SNOWFLAKE_CLOCK_JUMP_MESSAGE),
 			 errdetail("Since the last high-water mark the clock moved %lld ms further than the monotonic clock, more than snowflake.max_clock_jump (%d s) allows.",
-					   (long long) jump_ms, snowflake_max_clock_jump),
+					   (long long) jump_ms, snowflake_max_clock_jump_s),
 			 errhint("If the clock is wrong, correct it. If it is right, raise snowflake.max_clock_jump above the jump and reload the configuration.")));
 }
 
@@ -241,7 +246,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	bool		resuming;
 	bool		above_registry_floor;
 
-	if (last_ms <= now_ms + snowflake_max_lead)
+	if (last_ms <= now_ms + snowflake_max_lead_ms)
 	{
 		/* this millisecond's sequence is used up: wait for the next */
 		if (!*counted)
@@ -277,7 +282,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	if (!*counted)
 		pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);
 	*counted = true;
-	sleep_ms = Min(last_ms - now_ms - snowflake_max_lead,
+	sleep_ms = Min(last_ms - now_ms - snowflake_max_lead_ms,
 				   snowflake_max_clock_wait - waited_ms);
 	sleep_ms = Max(Min(sleep_ms, 100), 1);
 	(void) WaitLatch(MyLatch,
@@ -423,7 +428,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 		end_ms = (int64) (end >> layout->sequence_bits);
 		snowflake_check_time_left(layout, end_ms);
 
-		if (end_ms > now_ms + snowflake_max_lead)
+		if (end_ms > now_ms + snowflake_max_lead_ms)
 		{
 			snowflake_wait_for_clock(last, now_ms, us_into_ms, &wait_start,
 									 &counted_wait);
@@ -461,7 +466,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 
 	/* the header's invariants: the tick only grows, the mark only grows */
 	Assert(first > last);
-	Assert(end_ms <= now_ms + snowflake_max_lead);
+	Assert(end_ms <= now_ms + snowflake_max_lead_ms);
 	Assert((uint64) end_ms < pg_atomic_read_u64(&state->durable_mark));
 
 	snowflake_count_ids(layout, first, end, now_ms);

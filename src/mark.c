@@ -74,7 +74,7 @@ snowflake_id_time_bound(int64 within_ms)
 	newest_ms = (int64) (pg_atomic_read_u64(&snowflake_state->last_tick) >>
 						 snowflake_layout.sequence_bits);
 	return Max(newest_ms, snowflake_clock_ms(&us_into_ms)) + within_ms +
-		snowflake_max_lead + snowflake_epoch_unix_ms;
+		snowflake_max_lead_ms + snowflake_epoch_unix_ms;
 }
 
 /*
@@ -138,8 +138,8 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 	now_ms = snowflake_clock_ms(&us_into_ms);
 	monotonic_ms = snowflake_monotonic_ms();
 	expected_ms = state->clock_ref_ms + (monotonic_ms - state->monotonic_ref_ms);
-	if (snowflake_max_clock_jump > 0 &&
-		now_ms - expected_ms > (int64) snowflake_max_clock_jump * 1000)
+	if (snowflake_max_clock_jump_s > 0 &&
+		now_ms - expected_ms > (int64) snowflake_max_clock_jump_s * 1000)
 	{
 		*jump_ms = now_ms - expected_ms;
 		return SNOWFLAKE_MARK_CLOCK_JUMPED;

@@ -73,7 +73,7 @@ typedef void (*SnowflakeMarkWaitHook) (void);
 extern SnowflakeMarkWaitHook snowflake_mark_lock_wait_hook;
 extern SnowflakeMarkWaitHook snowflake_mark_standby_wait_hook;
 
-extern void snowflake_report_invalid_mark(void);
+extern void snowflake_report_invalid_mark(void) pg_attribute_noreturn();
 
 /*
  * Move the durable mark more than margin_ms above needed_ms, waiting for

@@ -31,7 +31,7 @@
 
 /*---- the mark writer ----*/
 
-PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg);
+PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg) pg_attribute_noreturn();
 
 static void snowflake_mark_writer_detach(int code, Datum arg);
 static void snowflake_writer_check_shutdown(void);

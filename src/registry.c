@@ -139,7 +139,7 @@ int			registry_max_worker_id = 0;
 
 static void registry_shmem_request(void);
 static void registry_shmem_startup(void);
-static void registry_error(SnowflakeRegistryState *copy);
+static void registry_error(SnowflakeRegistryState *copy) pg_attribute_noreturn();
 
 
 /*---- settings and start ----*/
@@ -544,6 +544,7 @@ registry_error(SnowflakeRegistryState *copy)
 					 errhint("Make the registry named by \"snowflake.registry\" reachable.")));
 			break;
 	}
+	pg_unreachable();			/* every status raises its error above */
 }
 
 /*---- the claim cache file ----*/

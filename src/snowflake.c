@@ -343,7 +343,7 @@ snowflake_shmem_startup(void)
 		ConditionVariableInit(&state->mark_cv);
 		state->clock_ref_ms = snowflake_clock_ms(&us_into_ms);
 		state->monotonic_ref_ms = snowflake_monotonic_ms();
-		snowflake_read_mark_file(state);
+		snowflake_load_mark_file(state);
 	}
 	LWLockRelease(AddinShmemInitLock);
 
