@@ -102,10 +102,7 @@ snowflake_parse_with_epoch(PG_FUNCTION_ARGS)
 {
 	SnowflakeLayout twitter;
 
-	snowflake_layout_init(&twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
-						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
-						  SNOWFLAKE_DEFAULT_WORKER_BITS,
-						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	snowflake_layout_init_twitter(&twitter);
 	return snowflake_decode(fcinfo, &twitter, PG_GETARG_INT64(0),
 							PG_GETARG_TIMESTAMPTZ(1), 1);
 }
@@ -178,10 +175,7 @@ snowflake_call_layout(FunctionCallInfo fcinfo, int argno,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake epoch must be finite")));
-	snowflake_layout_init(twitter, SNOWFLAKE_DEFAULT_TIME_BITS,
-						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
-						  SNOWFLAKE_DEFAULT_WORKER_BITS,
-						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+	snowflake_layout_init_twitter(twitter);
 	return twitter;
 }
 
@@ -262,14 +256,17 @@ snowflake_check_part(const char *name, int64 value, int64 max_value)
 						   name, (long long) max_value)));
 }
 
+/* The formats of snowflake_append_utc */
+#define SNOWFLAKE_UTC_ISO		"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ"	/* 2017-09-15T09:35:04.848Z */
+#define SNOWFLAKE_UTC_COMPACT	"%04d%02d%02d%02d%02d%02d%03d"	/* 20170915093504848 */
+
 /*
- * Append the UTC time ts to buf, as 2017-09-15T09:35:04.848Z, or with
- * compact as 20170915093504848, to the millisecond: the same text whatever
- * TimeZone and DateStyle are.  Years 1 to 9999 only, so that the text has a
- * fixed width.
+ * Append the UTC time ts to buf in format (one of the two above), to the
+ * millisecond: the same text whatever TimeZone and DateStyle are.  Years 1
+ * to 9999 only, so that the text has a fixed width.
  */
 static void
-snowflake_append_utc(StringInfo buf, TimestampTz ts, bool compact)
+snowflake_append_utc(StringInfo buf, TimestampTz ts, const char *format)
 {
 	struct pg_tm tm;
 	fsec_t		fsec;
@@ -280,10 +277,7 @@ snowflake_append_utc(StringInfo buf, TimestampTz ts, bool compact)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range"),
 				 errdetail("Snowflake IDs are printed for the years 1 to 9999 only.")));
-	appendStringInfo(buf,
-					 compact ? "%04d%02d%02d%02d%02d%02d%03d" :
-					 "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-					 tm.tm_year, tm.tm_mon, tm.tm_mday,
+	appendStringInfo(buf, format, tm.tm_year, tm.tm_mon, tm.tm_mday,
 					 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
 }
 
@@ -547,7 +541,7 @@ snowflake_format(PG_FUNCTION_ARGS)
 
 	initStringInfo(&buf);
 	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
-						 false);
+						 SNOWFLAKE_UTC_ISO);
 	appendStringInfo(&buf, " dc=%d worker=%d seq=%lld",
 					 snowflake_id_datacenter(layout, id),
 					 snowflake_id_worker(layout, id),
@@ -574,7 +568,7 @@ snowflake_json(PG_FUNCTION_ARGS)
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "{\"id\": \"%lld\", \"ts\": \"", (long long) id);
 	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
-						 false);
+						 SNOWFLAKE_UTC_ISO);
 	appendStringInfo(&buf,
 					 "\", \"datacenter_id\": %d, \"worker_id\": %d, \"sequence\": %lld}",
 					 snowflake_id_datacenter(layout, id),
@@ -604,7 +598,7 @@ snowflake_serial(PG_FUNCTION_ARGS)
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
-						 true);
+						 SNOWFLAKE_UTC_COMPACT);
 	appendStringInfo(&buf, "%0*d%0*d%0*lld",
 					 snowflake_digits(layout->max_datacenter_id),
 					 snowflake_id_datacenter(layout, id),

@@ -38,6 +38,20 @@ PG_FUNCTION_INFO_V1(snowflake_status);
 #define SNOWFLAKE_MAX_BLOCK		1000000
 
 /*
+ * The ID of this server's tick, with its worker id (see
+ * snowflake_node_worker_id), which the caller has checked is known.
+ */
+static int64
+snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick)
+{
+	return snowflake_compose_id(layout,
+								(int64) (tick >> layout->sequence_bits),
+								snowflake_datacenter_id,
+								snowflake_node_worker_id(),
+								(int64) (tick & layout->max_sequence));
+}
+
+/*
  * snowflake_next_id() returns bigint: a new ID, greater than every ID this
  * server issued before.
  */
@@ -49,11 +63,7 @@ snowflake_next_id(PG_FUNCTION_ARGS)
 
 	snowflake_check_can_generate("snowflake_next_id()");
 	tick = (uint64) snowflake_generate();
-
-	id = snowflake_compose_id(&snowflake_layout,
-							  (int64) (tick >> snowflake_layout.sequence_bits),
-							  snowflake_datacenter_id, snowflake_node_worker_id(),
-							  (int64) (tick & snowflake_layout.max_sequence));
+	id = snowflake_tick_id(&snowflake_layout, tick);
 
 	snowflake_session_last_id = id;
 	snowflake_session_has_last_id = true;
@@ -74,20 +84,6 @@ snowflake_last_id(PG_FUNCTION_ARGS)
 				 errmsg("snowflake_last_id is not yet defined in this session"),
 				 errhint("Call snowflake_next_id() first.")));
 	PG_RETURN_INT64(snowflake_session_last_id);
-}
-
-/*
- * The ID of this server's tick, with its worker id (see
- * snowflake_node_worker_id), which the caller has checked is known.
- */
-static int64
-snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick)
-{
-	return snowflake_compose_id(layout,
-								(int64) (tick >> layout->sequence_bits),
-								snowflake_datacenter_id,
-								snowflake_node_worker_id(),
-								(int64) (tick & layout->max_sequence));
 }
 
 /*
@@ -116,13 +112,13 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 		snowflake_check_can_generate("snowflake_next_ids()");
 
 		/* a block starting at the clock must end within max_lead of it */
-		most_in_lead = ((int64) snowflake_max_lead + 1) << layout->sequence_bits;
+		most_in_lead = ((int64) snowflake_max_lead_ms + 1) << layout->sequence_bits;
 		if (n > most_in_lead)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("snowflake_next_ids() cannot issue %d IDs within snowflake.max_lead", n),
 					 errdetail("snowflake.max_lead is %d ms, and a millisecond holds %lld IDs, so a block holds at most %lld IDs.",
-							   snowflake_max_lead,
+							   snowflake_max_lead_ms,
 							   (long long) (layout->max_sequence + 1),
 							   (long long) most_in_lead),
 					 errhint("Ask for fewer IDs at a time, or raise snowflake.max_lead.")));
@@ -173,11 +169,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	uint64		ids_issued = 0;
 	int			i = 0;
 
-	if (state == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to show its status"),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	snowflake_require_shared_state("show its status");
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 

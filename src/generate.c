@@ -22,11 +22,16 @@
 #include "generate.h"
 #include "layout.h"
 #include "mark.h"
+#include "registry.h"
 #include "settings.h"
-#include "snowflake.h"
 #include "state.h"
 
 /*---- generation ----*/
+
+static void snowflake_report_clock_behind(int64 behind_ms) pg_attribute_noreturn();
+static void snowflake_report_resuming(int64 ahead_ms) pg_attribute_noreturn();
+static void snowflake_report_registry_floor(int64 ahead_ms) pg_attribute_noreturn();
+static void snowflake_report_clock_jump(int64 jump_ms) pg_attribute_noreturn();
 
 /*
  * Refusals that every generating call gets while a condition lasts.  The
@@ -51,11 +56,7 @@ emit_log_hook_type prev_emit_log_hook = NULL;
 void
 snowflake_check_can_generate(const char *function)
 {
-	if (snowflake_state == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to generate IDs"),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	snowflake_require_shared_state("generate IDs");
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -111,13 +112,13 @@ snowflake_report_clock_behind(int64 behind_ms)
 				(errmsg("the clock is %lld ms behind the snowflake generator; refusing IDs until it catches up",
 						(long long) behind_ms),
 				 errdetail("snowflake.max_lead is %d ms and snowflake.max_clock_wait is %d ms.",
-						   snowflake_max_lead, snowflake_max_clock_wait)));
+						   snowflake_max_lead_ms, snowflake_max_clock_wait)));
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg(SNOWFLAKE_CLOCK_BEHIND_MESSAGE),
 			 errdetail("The clock is %lld ms behind the newest ID, %lld ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
 					   (long long) behind_ms,
-					   (long long) (behind_ms - snowflake_max_lead),
+					   (long long) (behind_ms - snowflake_max_lead_ms),
 					   snowflake_max_clock_wait),
 			 behind_ms <= INT_MAX ?
 			 errhint("Check the system clock, or raise snowflake.max_lead to at least %lld ms.",
@@ -172,7 +173,7 @@ snowflake_report_registry_floor(int64 ahead_ms)
  * Refuse an ID because the clock jumped forward further than
  * snowflake.max_clock_jump allows.
  */
-void
+static void
 snowflake_report_clock_jump(int64 jump_ms)
 {
 	if (snowflake_count_refusal())
@@ -180,12 +181,12 @@ snowflake_report_clock_jump(int64 jump_ms)
 				(errmsg("the clock jumped %lld ms forward; refusing snowflake IDs until it is corrected",
 						(long long) jump_ms),
 				 errdetail("snowflake.max_clock_jump is %d s.",
-						   snowflake_max_clock_jump)));
+						   snowflake_max_clock_jump_s)));
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg(SNOWFLAKE_CLOCK_JUMP_MESSAGE),
 			 errdetail("Since the last high-water mark the clock moved %lld ms further than the monotonic clock, more than snowflake.max_clock_jump (%d s) allows.",
-					   (long long) jump_ms, snowflake_max_clock_jump),
+					   (long long) jump_ms, snowflake_max_clock_jump_s),
 			 errhint("If the clock is wrong, correct it. If it is right, raise snowflake.max_clock_jump above the jump and reload the configuration.")));
 }
 
@@ -245,7 +246,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	bool		resuming;
 	bool		above_registry_floor;
 
-	if (last_ms <= now_ms + snowflake_max_lead)
+	if (last_ms <= now_ms + snowflake_max_lead_ms)
 	{
 		/* this millisecond's sequence is used up: wait for the next */
 		if (!*counted)
@@ -281,13 +282,35 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	if (!*counted)
 		pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);
 	*counted = true;
-	sleep_ms = Min(last_ms - now_ms - snowflake_max_lead,
+	sleep_ms = Min(last_ms - now_ms - snowflake_max_lead_ms,
 				   snowflake_max_clock_wait - waited_ms);
 	sleep_ms = Max(Min(sleep_ms, 100), 1);
 	(void) WaitLatch(MyLatch,
 					 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 (long) sleep_ms, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
+}
+
+/*
+ * Move the mark above needed_ms from this backend, waiting for it: count
+ * the mark it published, and refuse the ID if the clock jumped.
+ */
+static void
+snowflake_advance_mark_here(int64 needed_ms)
+{
+	int64		jump_ms = 0;
+
+	switch (snowflake_advance_mark(needed_ms, 0, &jump_ms))
+	{
+		case SNOWFLAKE_ADVANCE_RAISED:
+			pg_atomic_fetch_add_u64(&snowflake_state->backend_marks, 1);
+			break;
+		case SNOWFLAKE_ADVANCE_CLOCK_JUMPED:
+			snowflake_report_clock_jump(jump_ms);
+			break;
+		case SNOWFLAKE_ADVANCE_NONE:
+			break;
+	}
 }
 
 /*
@@ -306,8 +329,9 @@ snowflake_refresh_mark_early(int64 next_ms)
 	writer_latch = state->mark_writer_latch;
 	if (writer_latch != NULL)
 		SetLatch(writer_latch);
-	else
-		snowflake_try_advance_mark(next_ms, SNOWFLAKE_MARK_STRIDE_MS / 2);
+	else if (snowflake_try_advance_mark(next_ms, SNOWFLAKE_MARK_STRIDE_MS / 2) ==
+			 SNOWFLAKE_ADVANCE_RAISED)
+		pg_atomic_fetch_add_u64(&state->backend_marks, 1);
 }
 
 /*
@@ -404,7 +428,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 		end_ms = (int64) (end >> layout->sequence_bits);
 		snowflake_check_time_left(layout, end_ms);
 
-		if (end_ms > now_ms + snowflake_max_lead)
+		if (end_ms > now_ms + snowflake_max_lead_ms)
 		{
 			snowflake_wait_for_clock(last, now_ms, us_into_ms, &wait_start,
 									 &counted_wait);
@@ -422,7 +446,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 			 * it here, and wake the mark writer, so that from now on it keeps
 			 * the mark ahead of the clock.
 			 */
-			snowflake_advance_mark(end_ms, 0);
+			snowflake_advance_mark_here(end_ms);
 			if (writer_latch != NULL)
 				SetLatch(writer_latch);
 			last = pg_atomic_read_u64(&state->last_tick);
@@ -442,7 +466,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 
 	/* the header's invariants: the tick only grows, the mark only grows */
 	Assert(first > last);
-	Assert(end_ms <= now_ms + snowflake_max_lead);
+	Assert(end_ms <= now_ms + snowflake_max_lead_ms);
 	Assert((uint64) end_ms < pg_atomic_read_u64(&state->durable_mark));
 
 	snowflake_count_ids(layout, first, end, now_ms);

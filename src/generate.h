@@ -17,7 +17,6 @@
 extern emit_log_hook_type prev_emit_log_hook;
 extern void snowflake_check_can_generate(const char *function);
 extern int	snowflake_node_worker_id(void);
-extern void snowflake_report_clock_jump(int64 jump_ms);
 extern void snowflake_emit_log(ErrorData *edata);
 extern int64 snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n);
 extern int64 snowflake_generate(void);

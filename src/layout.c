@@ -31,3 +31,13 @@ snowflake_layout_init(SnowflakeLayout *layout, int time_bits,
 	layout->max_datacenter_id = (1 << datacenter_bits) - 1;
 	layout->max_ms = (int64) ((UINT64CONST(1) << time_bits) - 1);
 }
+
+/* Fill in Twitter's layout, the default. */
+void
+snowflake_layout_init_twitter(SnowflakeLayout *layout)
+{
+	snowflake_layout_init(layout, SNOWFLAKE_DEFAULT_TIME_BITS,
+						  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						  SNOWFLAKE_DEFAULT_WORKER_BITS,
+						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+}

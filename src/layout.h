@@ -95,5 +95,6 @@ extern SnowflakeLayout snowflake_layout;
 extern void snowflake_layout_init(SnowflakeLayout *layout, int time_bits,
 								  int datacenter_bits, int worker_bits,
 								  int sequence_bits);
+extern void snowflake_layout_init_twitter(SnowflakeLayout *layout);
 
 #endif							/* SNOWFLAKE_LAYOUT_H */

@@ -16,33 +16,30 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
-#include "postmaster/interrupt.h"
 #include "replication/syncrep.h"
 #include "replication/walsender_private.h"
 #include "storage/condition_variable.h"
-#include "storage/ipc.h"
 #include "utils/wait_event.h"
 
 #include "clock.h"
-#include "generate.h"
 #include "layout.h"
 #include "mark.h"
 #include "markfile.h"
 #include "settings.h"
-#include "snowflake.h"
 #include "state.h"
 #include "wal.h"
 
 /*---- moving the mark ----*/
 
-/* this process is the mark writer */
-bool		snowflake_am_mark_writer = false;
+SnowflakeMarkWaitHook snowflake_mark_lock_wait_hook = NULL;
+SnowflakeMarkWaitHook snowflake_mark_standby_wait_hook = NULL;
 
 static bool snowflake_standbys_have(XLogRecPtr lsn);
-static void snowflake_publish_mark(int64 mark_ms);
+static XLogRecPtr snowflake_log_mark(int64 mark_ms, uint8 flags);
+static bool snowflake_publish_mark(int64 mark_ms);
 
 /*
- * For the registry (see snowflake.h): no ID of this server carries a time at
+ * For the registry (see mark.h): no ID of this server carries a time at
  * or before unix_ms, the latest time a previous holder of its worker id
  * could have issued.  The next ID then needs a mark past it, written first.
  */
@@ -63,7 +60,7 @@ snowflake_raise_id_floor(int64 unix_ms)
 }
 
 /*
- * For the registry (see snowflake.h): the latest time, in milliseconds since
+ * For the registry (see mark.h): the latest time, in milliseconds since
  * the Unix epoch, that an ID issued within the next within_ms milliseconds
  * can carry, unless the clock jumps: the newest ID's time or the clock,
  * whichever is later, plus within_ms and snowflake.max_lead.
@@ -77,11 +74,11 @@ snowflake_id_time_bound(int64 within_ms)
 	newest_ms = (int64) (pg_atomic_read_u64(&snowflake_state->last_tick) >>
 						 snowflake_layout.sequence_bits);
 	return Max(newest_ms, snowflake_clock_ms(&us_into_ms)) + within_ms +
-		snowflake_max_lead + snowflake_epoch_unix_ms;
+		snowflake_max_lead_ms + snowflake_epoch_unix_ms;
 }
 
 /*
- * For the registry (see snowflake.h): the time of the newest ID, in
+ * For the registry (see mark.h): the time of the newest ID, in
  * milliseconds since the Unix epoch.
  */
 int64
@@ -130,7 +127,6 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 	int64		expected_ms;
 	int64		stride_ms;
 	int			us_into_ms;
-	xl_snowflake_mark xlrec;
 
 	if (state->written_mark > needed_ms + margin_ms)
 	{
@@ -142,8 +138,8 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 	now_ms = snowflake_clock_ms(&us_into_ms);
 	monotonic_ms = snowflake_monotonic_ms();
 	expected_ms = state->clock_ref_ms + (monotonic_ms - state->monotonic_ref_ms);
-	if (snowflake_max_clock_jump > 0 &&
-		now_ms - expected_ms > (int64) snowflake_max_clock_jump * 1000)
+	if (snowflake_max_clock_jump_s > 0 &&
+		now_ms - expected_ms > (int64) snowflake_max_clock_jump_s * 1000)
 	{
 		*jump_ms = now_ms - expected_ms;
 		return SNOWFLAKE_MARK_CLOCK_JUMPED;
@@ -163,11 +159,7 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 		return SNOWFLAKE_MARK_FAILED;
 	state->file_mark = *target;
 
-	snowflake_fill_mark_record(&xlrec, *target);
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-	*lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
-	XLogFlush(*lsn);
+	*lsn = snowflake_log_mark(*target, 0);
 	state->written_mark = *target;
 	state->written_lsn = *lsn;
 
@@ -180,21 +172,17 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 	return SNOWFLAKE_MARK_READY;
 }
 
-/* The mark writer leaves as soon as the postmaster asks it to. */
-void
-snowflake_writer_check_shutdown(void)
-{
-	if (snowflake_am_mark_writer && ShutdownRequestPending)
-		proc_exit(0);
-}
-
-/* Publish a durable mark, and record how long it took since started. */
-static void
+/*
+ * Publish a durable mark, and record how long it took since started.  Did
+ * it raise the published mark?
+ */
+static bool
 snowflake_finish_mark(int64 target, instr_time started)
 {
 	instr_time	duration;
+	bool		raised;
 
-	snowflake_publish_mark(target);
+	raised = snowflake_publish_mark(target);
 	ConditionVariableBroadcast(&snowflake_state->mark_cv);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, started);
@@ -202,6 +190,7 @@ snowflake_finish_mark(int64 target, instr_time started)
 						INSTR_TIME_GET_MICROSEC(duration));
 	snowflake_raise_counter(&snowflake_state->max_write_duration_us,
 							INSTR_TIME_GET_MICROSEC(duration));
+	return raised;
 }
 
 /* Refuse generation: the mark file cannot be trusted. */
@@ -235,16 +224,16 @@ snowflake_report_invalid_mark(void)
  * lock, so that even IDs that no transaction commits are known to them.
  *
  * Errors out if the mark cannot be written or the wait is cancelled; the
- * old mark then stays in force.  A clock that jumped is an error for a
- * backend; the mark writer leaves it to the backends to report.
+ * old mark then stays in force.  A clock that jumped is returned, with
+ * *jump_ms: an error for a backend, while the mark writer leaves it to the
+ * backends to report.
  */
-void
-snowflake_advance_mark(int64 needed_ms, int64 margin_ms)
+SnowflakeAdvanceResult
+snowflake_advance_mark(int64 needed_ms, int64 margin_ms, int64 *jump_ms)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	SnowflakeMarkResult result;
 	int64		target = 0;
-	int64		jump_ms = 0;
 	XLogRecPtr	lsn = InvalidXLogRecPtr;
 	instr_time	started;
 
@@ -254,11 +243,12 @@ snowflake_advance_mark(int64 needed_ms, int64 margin_ms)
 		if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms)
 		{
 			ConditionVariableCancelSleep();
-			return;
+			return SNOWFLAKE_ADVANCE_NONE;
 		}
 		if (LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
 			break;
-		snowflake_writer_check_shutdown();
+		if (snowflake_mark_lock_wait_hook)
+			snowflake_mark_lock_wait_hook();
 		(void) ConditionVariableTimedSleep(&state->mark_cv, 100,
 										   PG_WAIT_EXTENSION);
 	}
@@ -271,17 +261,17 @@ snowflake_advance_mark(int64 needed_ms, int64 margin_ms)
 	{
 		INSTR_TIME_SET_CURRENT(started);
 		result = snowflake_write_new_mark(needed_ms, margin_ms, ERROR,
-										  &target, &lsn, &jump_ms);
+										  &target, &lsn, jump_ms);
 	}
 	LWLockRelease(state->mark_lock);
 	ConditionVariableBroadcast(&state->mark_cv);
 
 	if (state->mark_invalid)
 		snowflake_report_invalid_mark();
-	if (result == SNOWFLAKE_MARK_CLOCK_JUMPED && !snowflake_am_mark_writer)
-		snowflake_report_clock_jump(jump_ms);
+	if (result == SNOWFLAKE_MARK_CLOCK_JUMPED)
+		return SNOWFLAKE_ADVANCE_CLOCK_JUMPED;
 	if (result != SNOWFLAKE_MARK_READY)
-		return;
+		return SNOWFLAKE_ADVANCE_NONE;
 
 	while (!snowflake_standbys_have(lsn))
 	{
@@ -290,14 +280,11 @@ snowflake_advance_mark(int64 needed_ms, int64 margin_ms)
 						 10L, WAIT_EVENT_SYNC_REP);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
-		snowflake_writer_check_shutdown();
-		if (snowflake_am_mark_writer && ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		if (snowflake_mark_standby_wait_hook)
+			snowflake_mark_standby_wait_hook();
 	}
-	snowflake_finish_mark(target, started);
+	return snowflake_finish_mark(target, started) ?
+		SNOWFLAKE_ADVANCE_RAISED : SNOWFLAKE_ADVANCE_NONE;
 }
 
 /*
@@ -307,7 +294,7 @@ snowflake_advance_mark(int64 needed_ms, int64 margin_ms)
  * only if no standby has to confirm the mark: its caller's ID lies below the
  * old mark anyway.
  */
-void
+SnowflakeAdvanceResult
 snowflake_try_advance_mark(int64 needed_ms, int64 margin_ms)
 {
 	SnowflakeSharedState *state = snowflake_state;
@@ -319,7 +306,7 @@ snowflake_try_advance_mark(int64 needed_ms, int64 margin_ms)
 
 	if ((int64) pg_atomic_read_u64(&state->durable_mark) > needed_ms + margin_ms ||
 		!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
-		return;
+		return SNOWFLAKE_ADVANCE_NONE;
 	INSTR_TIME_SET_CURRENT(started);
 	if ((int64) pg_atomic_read_u64(&state->durable_mark) <= needed_ms + margin_ms)
 		result = snowflake_write_new_mark(needed_ms, margin_ms, WARNING,
@@ -327,8 +314,10 @@ snowflake_try_advance_mark(int64 needed_ms, int64 margin_ms)
 	LWLockRelease(state->mark_lock);
 	ConditionVariableBroadcast(&state->mark_cv);
 
-	if (result == SNOWFLAKE_MARK_READY && snowflake_standbys_have(lsn))
-		snowflake_finish_mark(target, started);
+	if (result == SNOWFLAKE_MARK_READY && snowflake_standbys_have(lsn) &&
+		snowflake_finish_mark(target, started))
+		return SNOWFLAKE_ADVANCE_RAISED;
+	return SNOWFLAKE_ADVANCE_NONE;
 }
 
 /*
@@ -343,23 +332,33 @@ void
 snowflake_relog_mark(void)
 {
 	SnowflakeSharedState *state = snowflake_state;
-	xl_snowflake_mark xlrec;
-	XLogRecPtr	lsn;
 
 	if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
 		return;
 	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn)
-	{
-		snowflake_fill_mark_record(&xlrec, state->written_mark);
-		XLogBeginInsert();
-		XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
-		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-		lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
-		XLogFlush(lsn);
-		state->written_lsn = lsn;
-	}
+		state->written_lsn = snowflake_log_mark(state->written_mark,
+												XLOG_MARK_UNIMPORTANT);
 	LWLockRelease(state->mark_lock);
 	ConditionVariableBroadcast(&state->mark_cv);
+}
+
+/*
+ * WAL-log mark_ms, with the record flags given (XLogSetRecordFlags), and
+ * flush it.  Returns the record's end.
+ */
+static XLogRecPtr
+snowflake_log_mark(int64 mark_ms, uint8 flags)
+{
+	xl_snowflake_mark xlrec;
+	XLogRecPtr	lsn;
+
+	snowflake_fill_mark_record(&xlrec, mark_ms);
+	XLogBeginInsert();
+	XLogSetRecordFlags(flags);
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	XLogFlush(lsn);
+	return lsn;
 }
 
 /*
@@ -385,22 +384,13 @@ snowflake_standbys_have(XLogRecPtr lsn)
 	return have;
 }
 
-/* Raise the published mark to mark_ms, never lowering it. */
-static void
+/*
+ * Raise the published mark to mark_ms, never lowering it.  Did this call
+ * raise it?  Its caller counts the mark as the writer's or a backend's.
+ */
+static bool
 snowflake_publish_mark(int64 mark_ms)
 {
-	uint64		old_mark;
-
-	old_mark = pg_atomic_read_u64(&snowflake_state->durable_mark);
-	while (old_mark < (uint64) mark_ms)
-	{
-		if (pg_atomic_compare_exchange_u64(&snowflake_state->durable_mark,
-										   &old_mark, (uint64) mark_ms))
-		{
-			pg_atomic_fetch_add_u64(snowflake_am_mark_writer ?
-									&snowflake_state->writer_marks :
-									&snowflake_state->backend_marks, 1);
-			break;
-		}
-	}
+	return snowflake_raise_counter(&snowflake_state->durable_mark,
+								   (uint64) mark_ms);
 }

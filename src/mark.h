@@ -42,11 +42,51 @@
  */
 #define SNOWFLAKE_RELOG_CHECK_MS	1000
 
-extern bool snowflake_am_mark_writer;
-extern void snowflake_writer_check_shutdown(void);
-extern void snowflake_report_invalid_mark(void);
-extern void snowflake_advance_mark(int64 needed_ms, int64 margin_ms);
-extern void snowflake_try_advance_mark(int64 needed_ms, int64 margin_ms);
+/*
+ * What the registry worker needs of the mark (mark.c), in
+ * milliseconds since the Unix epoch: make every later ID carry a time after
+ * unix_ms; the latest time an ID issued within the next within_ms can carry;
+ * the newest ID's time; and a time as an ID's time (since snowflake.epoch).
+ */
+extern void snowflake_raise_id_floor(int64 unix_ms);
+extern int64 snowflake_id_time_bound(int64 within_ms);
+extern int64 snowflake_newest_id_unix_ms(void);
+extern int64 snowflake_unix_to_id_ms(int64 unix_ms);
+
+/* how a call to move the mark ended */
+typedef enum SnowflakeAdvanceResult
+{
+	SNOWFLAKE_ADVANCE_NONE,		/* this call published no new mark */
+	SNOWFLAKE_ADVANCE_RAISED,	/* this call raised the published mark */
+	SNOWFLAKE_ADVANCE_CLOCK_JUMPED	/* the clock jumped further than
+									 * snowflake.max_clock_jump allows: no
+									 * mark was written */
+} SnowflakeAdvanceResult;
+
+/*
+ * Called while snowflake_advance_mark() waits for another process's mark
+ * (lock_wait) and for the synchronous standbys (standby_wait).  The mark
+ * writer sets them, so that it leaves at a shutdown and takes a reload
+ * while it waits; they are NULL in backends.
+ */
+typedef void (*SnowflakeMarkWaitHook) (void);
+extern SnowflakeMarkWaitHook snowflake_mark_lock_wait_hook;
+extern SnowflakeMarkWaitHook snowflake_mark_standby_wait_hook;
+
+extern void snowflake_report_invalid_mark(void) pg_attribute_noreturn();
+
+/*
+ * Move the durable mark more than margin_ms above needed_ms, waiting for
+ * whatever that takes.  On SNOWFLAKE_ADVANCE_CLOCK_JUMPED, *jump_ms says how
+ * far the clock jumped; the caller decides whether that is an error.
+ */
+extern SnowflakeAdvanceResult snowflake_advance_mark(int64 needed_ms,
+													 int64 margin_ms,
+													 int64 *jump_ms);
+
+/* The same, but never waits, and only warns if the mark cannot be written. */
+extern SnowflakeAdvanceResult snowflake_try_advance_mark(int64 needed_ms,
+														 int64 margin_ms);
 extern void snowflake_relog_mark(void);
 
 #endif							/* SNOWFLAKE_MARK_H */

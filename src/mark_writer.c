@@ -31,9 +31,11 @@
 
 /*---- the mark writer ----*/
 
-PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg);
+PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg) pg_attribute_noreturn();
 
 static void snowflake_mark_writer_detach(int code, Datum arg);
+static void snowflake_writer_check_shutdown(void);
+static void snowflake_writer_wait_for_standbys(void);
 
 /*
  * The mark writer: a background worker that moves the durable mark ahead,
@@ -67,7 +69,8 @@ snowflake_mark_writer_main(Datum main_arg)
 	if (state->mark_invalid)
 		proc_exit(0);
 
-	snowflake_am_mark_writer = true;
+	snowflake_mark_lock_wait_hook = snowflake_writer_check_shutdown;
+	snowflake_mark_standby_wait_hook = snowflake_writer_wait_for_standbys;
 	on_shmem_exit(snowflake_mark_writer_detach, (Datum) 0);
 	state->mark_writer_latch = MyLatch;
 	start_tick = pg_atomic_read_u64(&state->last_tick);
@@ -99,6 +102,7 @@ snowflake_mark_writer_main(Datum main_arg)
 		int64		last_ms;
 		int64		now_ms;
 		int			us_into_ms;
+		int64		jump_ms;
 		bool		active = false;
 
 		MemoryContextReset(writer_context);
@@ -119,8 +123,11 @@ snowflake_mark_writer_main(Datum main_arg)
 			last_ms = (int64) (last_tick >> snowflake_layout.sequence_bits);
 			now_ms = snowflake_clock_ms(&us_into_ms);
 			active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
-			snowflake_advance_mark(active ? Max(last_ms, now_ms) : last_ms,
-								   SNOWFLAKE_MARK_STRIDE_MS / 2);
+			/* a clock that jumped is for the backends to report */
+			if (snowflake_advance_mark(active ? Max(last_ms, now_ms) : last_ms,
+									   SNOWFLAKE_MARK_STRIDE_MS / 2,
+									   &jump_ms) == SNOWFLAKE_ADVANCE_RAISED)
+				pg_atomic_fetch_add_u64(&state->writer_marks, 1);
 		}
 		snowflake_relog_mark();
 
@@ -138,4 +145,27 @@ static void
 snowflake_mark_writer_detach(int code, Datum arg)
 {
 	snowflake_state->mark_writer_latch = NULL;
+}
+
+/* The mark writer leaves as soon as the postmaster asks it to. */
+static void
+snowflake_writer_check_shutdown(void)
+{
+	if (ShutdownRequestPending)
+		proc_exit(0);
+}
+
+/*
+ * While it waits for the synchronous standbys to confirm a mark, the mark
+ * writer still leaves at a shutdown and takes a reload.
+ */
+static void
+snowflake_writer_wait_for_standbys(void)
+{
+	snowflake_writer_check_shutdown();
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
 }

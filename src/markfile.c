@@ -23,8 +23,8 @@
 #include "layout.h"
 #include "markfile.h"
 #include "settings.h"
-#include "snowflake.h"
 #include "state.h"
+#include "statefile.h"
 
 /*---- the mark file ----*/
 
@@ -98,7 +98,7 @@ snowflake_shut_down_cleanly(bool standby_too)
  * file at all.
  */
 static const char *
-snowflake_load_mark_file(SnowflakeMarkFile *contents, bool *missing)
+snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
 {
 	pg_crc32c	crc;
 	int			fd;
@@ -179,14 +179,14 @@ snowflake_load_mark_file(SnowflakeMarkFile *contents, bool *missing)
  * at it: guessing could repeat IDs.
  */
 void
-snowflake_read_mark_file(SnowflakeSharedState *state)
+snowflake_load_mark_file(SnowflakeSharedState *state)
 {
 	SnowflakeMarkFile contents;
 	const char *reason;
 	bool		missing;
 	struct stat st;
 
-	reason = snowflake_load_mark_file(&contents, &missing);
+	reason = snowflake_read_mark_file(&contents, &missing);
 	if (missing)
 	{
 		bool		dangling = lstat(SNOWFLAKE_MARK_FILE, &st) == 0;
@@ -347,7 +347,7 @@ snowflake_refuse_layout(const char *reason, const char *hint)
 
 /* Write the temporary mark file, fsynced, and rename it into place. */
 static bool
-snowflake_write_mark_file_steps(int64 mark_ms, int64 written_at_ms, int elevel)
+snowflake_write_mark_contents(int64 mark_ms, int64 written_at_ms, int elevel)
 {
 	SnowflakeMarkFile contents;
 
@@ -383,7 +383,7 @@ snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms, int elevel)
 
 	PG_TRY();
 	{
-		written = snowflake_write_mark_file_steps(mark_ms, written_at_ms,
+		written = snowflake_write_mark_contents(mark_ms, written_at_ms,
 												  elevel);
 	}
 	PG_CATCH();
@@ -416,7 +416,7 @@ snowflake_mark_file_went_back(void)
 
 	if (state->file_mark <= 0)
 		return false;
-	reason = snowflake_load_mark_file(&contents, &missing);
+	reason = snowflake_read_mark_file(&contents, &missing);
 	if (reason == NULL && contents.mark_ms >= state->file_mark)
 		return false;
 

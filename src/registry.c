@@ -79,7 +79,8 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "snowflake.h"
+#include "registry.h"
+#include "statefile.h"
 
 /*---- the claim cache file ----*/
 
@@ -115,108 +116,35 @@ typedef struct SnowflakeClaimFileV1
 	pg_crc32c	crc;
 } SnowflakeClaimFileV1;
 
-/*---- shared state ----*/
-
-/* where this server stands with its claim */
-typedef enum SnowflakeClaimStatus
-{
-	CLAIM_PENDING,				/* no answer yet */
-	CLAIM_HELD,					/* claimed from the registry */
-	CLAIM_CACHED,				/* registry unreachable: the cached claim */
-	CLAIM_REFUSED,				/* another start of this server holds it;
-								 * watching it, retrying */
-	CLAIM_WAITING,				/* a worker id is being freed for this
-								 * server; watching it, retrying */
-	CLAIM_FULL,					/* no worker id free; retrying */
-	CLAIM_UNREACHABLE,			/* registry unreachable, no cache; retrying */
-	CLAIM_LOST,					/* the claim moved away: final */
-	CLAIM_RELEASED				/* marked idle at shutdown: final */
-} SnowflakeClaimStatus;
-
-#define SNOWFLAKE_REGISTRY_TEXT_LEN 256
-
-/* fast_deadline_us and fast_ceiling_ms when nothing limits the claim */
-#define REGISTRY_UNLIMITED	PG_UINT64_MAX
-
-/*
- * Everything but the first three fields under mutex.  worker_id is set once,
- * when status first becomes CLAIM_HELD or CLAIM_CACHED, and never changes
- * afterwards.  The holder fields describe who holds the claim this server
- * was refused or lost; reason is the registry's or libpq's own words when
- * it cannot be used.
- *
- * The gate reads the first three on every ID without the lock.  fast_gate
- * is the status in its low byte and, above, a generation that grows each
- * time the claim stops being usable or becomes usable again, so that a call
- * that straddles such a moment sees another generation after its
- * compare-and-swap than before (a cached claim confirmed by the registry
- * stays in its generation).  With snowflake.registry_require_check_in,
- * fast_deadline_us is the monotonic time at which the claim stops being
- * usable (the last successful check-in, as sent, plus the takeover delay
- * agreed with the registry) and fast_ceiling_ms the latest ID time this
- * server promised the registry; both are REGISTRY_UNLIMITED otherwise.  The
- * registry worker writes them after the fields under mutex, and fast_gate
- * last.
- */
-typedef struct SnowflakeRegistryState
-{
-	pg_atomic_uint64 fast_gate;
-	pg_atomic_uint64 fast_deadline_us;
-	pg_atomic_uint64 fast_ceiling_ms;
-	slock_t		mutex;
-	SnowflakeClaimStatus status;
-	uint64		generation;
-	int			worker_id;		/* -1 until claimed */
-	int			agreed_delay_ms;	/* the takeover delay in force */
-	/* the lease as the registry worker knows it; see lease_* below */
-	uint64		lease_confirmed_us;
-	int			lease_delay_ms;
-	bool		lease_required;
-	int64		lease_ceiling_unix_ms;
-	char		token[37];		/* this incarnation's token, a UUID */
-	int			holder_worker_id;	/* the claim refused, or -1 */
-	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];
-	char		holder_since[64];
-	char		holder_checked_in[64];
-	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
-} SnowflakeRegistryState;
-
 /*---- local variables ----*/
 
-static SnowflakeRegistryState *registry_state = NULL;
+SnowflakeRegistryState *registry_state = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*---- GUC variables ----*/
 
-static char *registry_conninfo = NULL;
-static int	registry_check_in_interval = 2000;
-static int	registry_takeover_delay = 10000;
-static int	registry_reclaim_lease = 86400;
-static bool registry_require_check_in = false;
+char	   *registry_conninfo = NULL;
+int			registry_check_in_interval = 2000;
+int			registry_takeover_delay = 10000;
+int			registry_reclaim_lease = 86400;
+bool		registry_require_check_in = false;
 
 /* the server's datacenter id and largest worker id, set at start */
-static int	registry_datacenter_id = 0;
-static int	registry_max_worker_id = 0;
+int			registry_datacenter_id = 0;
+int			registry_max_worker_id = 0;
 
 /*---- function declarations ----*/
 
-PGDLLEXPORT void snowflake_registry_main(Datum main_arg);
-
 static void registry_shmem_request(void);
 static void registry_shmem_startup(void);
-static void registry_register_worker(void);
-static uint64 registry_monotonic_us(void);
-static void registry_error(SnowflakeRegistryState *copy);
-static bool registry_mark_idle(PGconn *conn, int worker_id,
-							   int64 newest_unix_ms, bool interruptible,
-							   long timeout_ms, char *reason);
+static void registry_error(SnowflakeRegistryState *copy) pg_attribute_noreturn();
 
 
 /*---- settings and start ----*/
 
-/* Define the registry settings (see snowflake.h). */
+/* Define the registry settings (see registry.h). */
 void
 snowflake_registry_define_settings(GucContext start_context)
 {
@@ -279,7 +207,7 @@ snowflake_registry_define_settings(GucContext start_context)
 							 NULL, NULL, NULL);
 }
 
-/* Is value a connection string libpq can parse (see snowflake.h)? */
+/* Is value a connection string libpq can parse (see registry.h)? */
 bool
 snowflake_registry_check_conninfo(const char *value, const char **detail)
 {
@@ -307,7 +235,7 @@ snowflake_registry_check_conninfo(const char *value, const char **detail)
 }
 
 /*
- * Start registry mode, if snowflake.registry is set (see snowflake.h).
+ * Start registry mode, if snowflake.registry is set (see registry.h).
  * Runs in _PG_init while preloading.
  */
 void
@@ -332,7 +260,6 @@ snowflake_registry_start(bool worker_id_set, int datacenter_id,
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = registry_shmem_startup;
 
-	registry_register_worker();
 }
 
 /* Does this server claim its worker id from a registry? */
@@ -340,17 +267,6 @@ bool
 snowflake_registry_enabled(void)
 {
 	return registry_conninfo != NULL && registry_conninfo[0] != '\0';
-}
-
-/*
- * The registry worker runs where IDs are generated: on a primary, and on a
- * standby from its promotion on, so that a standby never holds a claim.
- */
-static void
-registry_register_worker(void)
-{
-	snowflake_register_worker("snowflake_registry_main",
-							  "snowflake registry worker");
 }
 
 /*---- shared memory ----*/
@@ -405,7 +321,7 @@ registry_shmem_startup(void)
 }
 
 /* CLOCK_MONOTONIC in microseconds, comparable between processes */
-static uint64
+uint64
 registry_monotonic_us(void)
 {
 	instr_time	now;
@@ -435,7 +351,7 @@ registry_claim_usable(SnowflakeClaimStatus status, uint64 deadline_us)
 }
 
 /*
- * Return once this server may generate with its claim (see snowflake.h).
+ * Return once this server may generate with its claim (see registry.h).
  * The usual case costs three atomic reads, and a read of the monotonic clock
  * with snowflake.registry_require_check_in.  While the claim is not usable,
  * wait for the registry worker, polling the shared state, for at most
@@ -487,7 +403,7 @@ snowflake_registry_gate(int max_wait_ms)
 /*
  * Fail a call whose ticks, up to end_ms, were claimed after the claim
  * changed or stopped being usable since the gate, or lie past the time this
- * server promised the registry (see snowflake.h).  Those ticks are never
+ * server promised the registry (see registry.h).  Those ticks are never
  * issued.  The compare-and-swap that claimed them is a full barrier, so
  * what is read here is at least as new as the claim's state at that moment.
  */
@@ -535,7 +451,7 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 }
 
 /*
- * The claimed worker id, or -1 before the first claim (see snowflake.h).  It
+ * The claimed worker id, or -1 before the first claim (see registry.h).  It
  * is set before the status that lets the gate pass, and never changes
  * afterwards, so no lock is needed.
  */
@@ -628,6 +544,7 @@ registry_error(SnowflakeRegistryState *copy)
 					 errhint("Make the registry named by \"snowflake.registry\" reachable.")));
 			break;
 	}
+	pg_unreachable();			/* every status raises its error above */
 }
 
 /*---- the claim cache file ----*/
@@ -639,7 +556,7 @@ registry_error(SnowflakeRegistryState *copy)
  * can only make this server refuse to generate while the registry cannot be
  * reached.
  */
-static bool
+bool
 registry_read_cache(int *worker_id, int64 *floor_unix_ms)
 {
 	SnowflakeClaimFile contents;
@@ -707,7 +624,7 @@ registry_read_cache(int *worker_id, int64 *floor_unix_ms)
 }
 
 /* Cache a claim durably; a failure is only logged (see registry_read_cache). */
-static void
+void
 registry_write_cache(int worker_id, int64 floor_unix_ms)
 {
 	SnowflakeClaimFile contents;
@@ -727,924 +644,4 @@ registry_write_cache(int worker_id, int64 floor_unix_ms)
 									  SNOWFLAKE_CLAIM_TEMP_FILE,
 									  &contents, sizeof(contents), LOG))
 		(void) unlink(SNOWFLAKE_CLAIM_TEMP_FILE);
-}
-
-/*---- talking to the registry ----*/
-
-/*
- * How long one connection attempt or one statement may take.  Nothing waits
- * for longer than a check-in interval (or a second): a registry that slow
- * counts as unreachable, and the next round tries again.
- */
-static long
-registry_timeout_ms(void)
-{
-	return Max(registry_check_in_interval, 1000);
-}
-
-/*
- * Wait for the registry's socket (or the latch, or the deadline).  Returns
- * false at the deadline, and on a shutdown request when interruptible.
- */
-static bool
-registry_wait_socket(PGconn *conn, int io_flag, uint64 deadline_us,
-					 bool interruptible)
-{
-	for (;;)
-	{
-		uint64		now_us = registry_monotonic_us();
-		int			rc;
-
-		if (now_us >= deadline_us || PQsocket(conn) < 0)
-			return false;
-		rc = WaitLatchOrSocket(MyLatch,
-							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | io_flag,
-							   PQsocket(conn),
-							   (long) ((deadline_us - now_us + 999) / 1000),
-							   PG_WAIT_EXTENSION);
-		if (rc & WL_LATCH_SET)
-		{
-			ResetLatch(MyLatch);
-			if (interruptible && ShutdownRequestPending)
-				return false;
-		}
-		if (rc & io_flag)
-			return true;
-	}
-}
-
-/*
- * Set *reason to prefix followed by libpq's last message for conn, without
- * its trailing newline.
- */
-static void
-registry_set_reason(char *reason, const char *prefix, PGconn *conn)
-{
-	size_t		len;
-
-	snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN, "%s%s", prefix,
-			 PQerrorMessage(conn));
-	len = strlen(reason);
-	while (len > 0 && reason[len - 1] == '\n')
-		reason[--len] = '\0';
-}
-
-/*
- * Connect to the registry without blocking the worker past the timeout.  On
- * failure return NULL with *reason set.
- */
-static PGconn *
-registry_connect(bool interruptible, long timeout_ms, char *reason)
-{
-	const char *keywords[] = {"dbname", "fallback_application_name", NULL};
-	const char *values[] = {registry_conninfo, "snowflake registry worker", NULL};
-	uint64		deadline_us = registry_monotonic_us() + timeout_ms * 1000;
-	PostgresPollingStatusType status = PGRES_POLLING_WRITING;
-	PGconn	   *conn;
-
-	conn = PQconnectStartParams(keywords, values, true);
-	if (conn == NULL)
-	{
-		strlcpy(reason, "out of memory", SNOWFLAKE_REGISTRY_TEXT_LEN);
-		return NULL;
-	}
-	while (PQstatus(conn) != CONNECTION_BAD &&
-		   status != PGRES_POLLING_OK && status != PGRES_POLLING_FAILED)
-	{
-		if (!registry_wait_socket(conn,
-								  status == PGRES_POLLING_READING ?
-								  WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
-								  deadline_us, interruptible))
-		{
-			snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-					 "Connecting to the registry did not complete within %ld ms.",
-					 timeout_ms);
-			PQfinish(conn);
-			return NULL;
-		}
-		status = PQconnectPoll(conn);
-	}
-	if (PQstatus(conn) != CONNECTION_OK)
-	{
-		registry_set_reason(reason, "Could not connect to the registry: ", conn);
-		PQfinish(conn);
-		return NULL;
-	}
-	return conn;
-}
-
-/*
- * Run one statement that returns one row.  On any failure (an error, a
- * timeout, a shutdown request when interruptible, or not exactly one row)
- * return NULL with *reason set; the caller then drops the connection.
- */
-static PGresult *
-registry_exec(PGconn *conn, const char *query, int nparams,
-			  const char *const *params, bool interruptible, long timeout_ms,
-			  char *reason)
-{
-	uint64		deadline_us = registry_monotonic_us() + timeout_ms * 1000;
-	PGresult   *result = NULL;
-	PGresult   *next;
-
-	if (!PQsendQueryParams(conn, query, nparams, NULL, params, NULL, NULL, 0))
-	{
-		registry_set_reason(reason, "Could not send a query to the registry: ",
-							conn);
-		return NULL;
-	}
-	for (;;)
-	{
-		while (PQisBusy(conn))
-		{
-			if (!registry_wait_socket(conn, WL_SOCKET_READABLE, deadline_us,
-									  interruptible))
-			{
-				snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-						 "The registry did not answer within %ld ms.",
-						 timeout_ms);
-				PQclear(result);
-				return NULL;
-			}
-			if (!PQconsumeInput(conn))
-				break;
-		}
-		next = PQgetResult(conn);
-		if (next == NULL)
-			break;
-		PQclear(result);
-		result = next;
-	}
-	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK)
-	{
-		registry_set_reason(reason, "The registry could not run the query: ",
-							conn);
-		PQclear(result);
-		return NULL;
-	}
-	if (PQntuples(result) != 1)
-	{
-		strlcpy(reason, "The registry returned no row.",
-				SNOWFLAKE_REGISTRY_TEXT_LEN);
-		PQclear(result);
-		return NULL;
-	}
-	return result;
-}
-
-/* what the registry said about a claim (see snowflake_registry_answer) */
-typedef struct RegistryAnswer
-{
-	char		status[16];		/* claimed, refused, waiting, full; held,
-								 * moved, released */
-	int			worker_id;		/* -1 if none */
-	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];	/* who holds it */
-	char		holder_since[64];
-	char		holder_checked_in[64];
-	int64		version;		/* of the claim refused or waited for */
-	int64		wait_ms;		/* how long to see that version unchanged */
-	int64		floor_unix_ms;	/* claimed: IDs must lie after this, or -1 */
-} RegistryAnswer;
-
-/*
- * The columns the worker reads from a snowflake_registry_answer "a", as a
- * piece of a snprintf() format.
- */
-#define REGISTRY_ANSWER_COLUMNS \
-	"a.status, a.worker_id, " \
-	"CASE WHEN a.host IS NOT NULL THEN " \
-	"  format('the server at %%s:%%s (data directory %%s, system identifier %%s)', " \
-	"         a.host, a.port, a.data_directory, a.system_identifier) " \
-	"ELSE format('the server with system identifier %%s', a.system_identifier) END, " \
-	"to_char(a.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
-	"to_char(a.checked_in_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
-	"a.version, (extract(epoch FROM a.wait) * 1000)::bigint, " \
-	"ceil(extract(epoch FROM a.floor) * 1000)::bigint"
-
-/* the registry extension's schema, quoted, once connected */
-static char registry_schema[2 * NAMEDATALEN + 3];
-
-/* the registry's last failure was logged; reset by a success */
-static bool registry_failure_logged = false;
-
-/*
- * The lease, as this worker knows the registry holds it.  It is what the
- * last successful claim or check-in sent, except that a shorter takeover
- * delay, or require_check_in turned on, applies here from the moment it is
- * sent: the registry may hold it already even if its answer is lost.
- */
-static uint64 lease_confirmed_us = 0;	/* when the last success was sent */
-static int	lease_delay_ms = 0;
-static bool lease_required = false;
-static int64 lease_ceiling_unix_ms = 0; /* the latest ID time promised */
-
-/*
- * The claim this worker watches while it is refused or waits: the version
- * the registry last showed, and since when (monotonic, at the answer's
- * arrival) it has seen it unchanged, with every round in between answered.
- */
-static bool watch_valid = false;
-static int	watch_worker_id;
-static int64 watch_version;
-static uint64 watch_since_us;
-static int64 watch_wait_ms;
-
-/* the claim was lost, and the registry not yet told that this server stopped */
-static bool lost_unconfirmed = false;
-
-/* the floor in the claim file, or -1 */
-static int64 cached_floor_unix_ms = -1;
-
-/*
- * A claim was just taken over above a floor that may lie past the time the
- * claim promised: check in at once, to promise a time past the floor.
- */
-static bool check_in_now = false;
-
-/*
- * Call one of the registry's functions that return a
- * snowflake_registry_answer (call is the call, with $n for the parameters)
- * and read the answer.  *sent_us is when the call was sent, *received_us
- * when its answer arrived.  On failure return false with *reason set.
- */
-static bool
-registry_ask(PGconn *conn, const char *call, int nparams,
-			 const char *const *params, RegistryAnswer *answer,
-			 uint64 *sent_us, uint64 *received_us, char *reason)
-{
-	char		query[1536];
-	PGresult   *result;
-
-	snprintf(query, sizeof(query),
-			 "SELECT " REGISTRY_ANSWER_COLUMNS " FROM %s.%s a",
-			 registry_schema, call);
-	*sent_us = registry_monotonic_us();
-	result = registry_exec(conn, query, nparams, params, true,
-						   registry_timeout_ms(), reason);
-	*received_us = registry_monotonic_us();
-	if (result == NULL)
-		return false;
-
-	strlcpy(answer->status, PQgetvalue(result, 0, 0), sizeof(answer->status));
-	answer->worker_id = PQgetisnull(result, 0, 1) ? -1 :
-		atoi(PQgetvalue(result, 0, 1));
-	strlcpy(answer->holder, PQgetvalue(result, 0, 2), sizeof(answer->holder));
-	strlcpy(answer->holder_since, PQgetvalue(result, 0, 3),
-			sizeof(answer->holder_since));
-	strlcpy(answer->holder_checked_in, PQgetvalue(result, 0, 4),
-			sizeof(answer->holder_checked_in));
-	answer->version = PQgetisnull(result, 0, 5) ? -1 :
-		strtoi64(PQgetvalue(result, 0, 5), NULL, 10);
-	answer->wait_ms = PQgetisnull(result, 0, 6) ? 0 :
-		strtoi64(PQgetvalue(result, 0, 6), NULL, 10);
-	answer->floor_unix_ms = PQgetisnull(result, 0, 7) ? -1 :
-		strtoi64(PQgetvalue(result, 0, 7), NULL, 10);
-	PQclear(result);
-	return true;
-}
-
-/*
- * Connect and find the snowflake extension in the registry database.  On
- * failure return NULL with *reason set.
- */
-static PGconn *
-registry_open(bool interruptible, long timeout_ms, char *reason)
-{
-	PGconn	   *conn;
-	PGresult   *result;
-	char		timeout[16];
-	const char *params[1];
-	const char *version;
-
-	conn = registry_connect(interruptible, timeout_ms, reason);
-	if (conn == NULL)
-		return NULL;
-
-	/*
-	 * The registry's statement_timeout ends a statement this worker stopped
-	 * waiting for: a backend blocked on a claim lock does not notice that
-	 * its client went away, and the connections of the retries would pile
-	 * up on the registry.
-	 */
-	snprintf(timeout, sizeof(timeout), "%ld", timeout_ms);
-	params[0] = timeout;
-	result = registry_exec(conn,
-						   "SELECT pg_catalog.quote_ident(n.nspname), e.extversion, "
-						   "pg_catalog.set_config('statement_timeout', $1, false) "
-						   "FROM pg_catalog.pg_extension e "
-						   "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
-						   "WHERE e.extname = 'snowflake'",
-						   1, params, interruptible, timeout_ms, reason);
-	if (result == NULL)
-	{
-		if (strcmp(reason, "The registry returned no row.") == 0)
-			strlcpy(reason, "The registry database has no snowflake extension: run CREATE EXTENSION snowflake there.",
-					SNOWFLAKE_REGISTRY_TEXT_LEN);
-		PQfinish(conn);
-		return NULL;
-	}
-	version = PQgetvalue(result, 0, 1);
-	if (strcmp(version, "1.0") == 0 || strcmp(version, "1.1") == 0)
-	{
-		snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-				 "The registry database has snowflake %s, whose claims this server cannot use: run ALTER EXTENSION snowflake UPDATE there.",
-				 version);
-		PQclear(result);
-		PQfinish(conn);
-		return NULL;
-	}
-	strlcpy(registry_schema, PQgetvalue(result, 0, 0), sizeof(registry_schema));
-	PQclear(result);
-	return conn;
-}
-
-/*
- * Publish the lease's limits for the gate: with require_check_in in force, a
- * claim from the registry is usable until its last successful check-in plus
- * the takeover delay, for IDs up to the time promised then; the cached
- * claim not at all.  Without, nothing limits either.
- */
-static void
-registry_publish_limits(SnowflakeClaimStatus status)
-{
-	uint64		deadline_us = REGISTRY_UNLIMITED;
-	uint64		ceiling_ms = REGISTRY_UNLIMITED;
-
-	/* kept in shared memory for a registry worker that restarts */
-	SpinLockAcquire(&registry_state->mutex);
-	registry_state->lease_confirmed_us = lease_confirmed_us;
-	registry_state->lease_delay_ms = lease_delay_ms;
-	registry_state->lease_required = lease_required;
-	registry_state->lease_ceiling_unix_ms = lease_ceiling_unix_ms;
-	SpinLockRelease(&registry_state->mutex);
-
-	if (lease_required)
-	{
-		deadline_us = status == CLAIM_HELD ?
-			lease_confirmed_us + (uint64) lease_delay_ms * 1000 : 0;
-		ceiling_ms = (uint64) Max(snowflake_unix_to_id_ms(lease_ceiling_unix_ms), 0);
-	}
-	pg_atomic_write_u64(&registry_state->fast_deadline_us, deadline_us);
-	pg_atomic_write_u64(&registry_state->fast_ceiling_ms, ceiling_ms);
-}
-
-/*
- * Apply the lease settings as they are now, where they only make the lease
- * stricter: a shorter takeover delay, or require_check_in turned on, count
- * from now on, before the registry has confirmed them.  Longer or looser
- * ones count once a check-in carried them.
- */
-static void
-registry_tighten_lease(SnowflakeClaimStatus status)
-{
-	if (lease_delay_ms == 0 || registry_takeover_delay < lease_delay_ms)
-		lease_delay_ms = registry_takeover_delay;
-	lease_required = lease_required || registry_require_check_in;
-	registry_publish_limits(status);
-}
-
-/*
- * Publish a new state for the backends, and say in the log what changed.
- * The gate's value changes generation whenever the claim stops or starts
- * being usable, so that a call that straddled it fails its recheck.
- */
-static void
-registry_publish(SnowflakeClaimStatus status, int worker_id,
-				 const RegistryAnswer *answer, const char *reason)
-{
-	SnowflakeRegistryState *state = registry_state;
-	SnowflakeClaimStatus old_status;
-	bool		was_usable;
-	bool		is_usable;
-	uint64		gate;
-
-	is_usable = status == CLAIM_HELD || status == CLAIM_CACHED;
-	SpinLockAcquire(&state->mutex);
-	old_status = state->status;
-	was_usable = old_status == CLAIM_HELD || old_status == CLAIM_CACHED;
-	if (was_usable != is_usable)
-		state->generation++;
-	state->status = status;
-	if (worker_id >= 0)
-		state->worker_id = worker_id;
-	state->agreed_delay_ms = lease_delay_ms;
-	state->holder_worker_id = answer ? answer->worker_id : -1;
-	strlcpy(state->holder, answer ? answer->holder : "", sizeof(state->holder));
-	strlcpy(state->holder_since, answer ? answer->holder_since : "",
-			sizeof(state->holder_since));
-	strlcpy(state->holder_checked_in, answer ? answer->holder_checked_in : "",
-			sizeof(state->holder_checked_in));
-	strlcpy(state->reason, reason ? reason : "", sizeof(state->reason));
-	worker_id = state->worker_id;
-	gate = (state->generation << 8) | (uint64) status;
-	SpinLockRelease(&state->mutex);
-	registry_publish_limits(status);
-	pg_write_barrier();
-	pg_atomic_write_u64(&state->fast_gate, gate);
-
-	/* what follows may read the newest ID: after every call that saw "gate" */
-	pg_memory_barrier();
-
-	if (status == old_status)
-		return;
-	switch (status)
-	{
-		case CLAIM_HELD:
-			ereport(LOG,
-					(errmsg("claimed snowflake worker id %d of datacenter %d from the registry",
-							worker_id, registry_datacenter_id)));
-			break;
-		case CLAIM_CACHED:
-			ereport(LOG,
-					(errmsg("the snowflake registry cannot be used; generating with the cached claim on worker id %d of datacenter %d",
-							worker_id, registry_datacenter_id),
-					 errdetail_internal("%s", reason)));
-			break;
-		case CLAIM_REFUSED:
-			ereport(LOG,
-					(errmsg("the snowflake registry refused this server's claim; no IDs are generated until it passes to this server"),
-					 errdetail("Worker id %d of datacenter %d is held by %s since %s; it last checked in at %s.",
-							   answer->worker_id, registry_datacenter_id,
-							   answer->holder, answer->holder_since,
-							   answer->holder_checked_in),
-					 errhint("The claim passes to this server once its holder marks it idle, or once the registry has shown it unchanged to this server for %lld ms.",
-							 (long long) answer->wait_ms)));
-			break;
-		case CLAIM_WAITING:
-			ereport(LOG,
-					(errmsg("snowflake worker id %d of datacenter %d is being freed for this server; no IDs are generated until it passes to this server",
-							answer->worker_id, registry_datacenter_id),
-					 errdetail("It was held by %s, which last checked in at %s.",
-							   answer->holder, answer->holder_checked_in)));
-			break;
-		case CLAIM_FULL:
-			ereport(LOG,
-					(errmsg("all %d snowflake worker ids of datacenter %d are claimed; no IDs are generated",
-							registry_max_worker_id + 1, registry_datacenter_id),
-					 errhint("Release the claims of servers that are gone with snowflake_registry_release() on the registry, or set another \"snowflake.datacenter_id\".")));
-			break;
-		case CLAIM_UNREACHABLE:
-			ereport(LOG,
-					(errmsg("the snowflake registry cannot be used, and this server has no cached claim; no IDs are generated"),
-					 errdetail_internal("%s", reason)));
-			break;
-		case CLAIM_LOST:
-			ereport(LOG,
-					(errmsg("this server's claim on snowflake worker id %d of datacenter %d has moved; no more IDs are generated",
-							worker_id, registry_datacenter_id),
-					 answer && answer->holder[0] != '\0' ?
-					 errdetail("It is held by %s since %s.",
-							   answer->holder, answer->holder_since) :
-					 errdetail("The registry no longer records this server's claim.")));
-			break;
-		case CLAIM_PENDING:
-		case CLAIM_RELEASED:
-			break;
-	}
-}
-
-/*
- * The registry failed us: say so once, and fall back as the state allows.
- * Watching a claim starts over: the registry must answer every round of it.
- */
-static void
-registry_failed(SnowflakeClaimStatus status, int cached_worker_id,
-				const char *reason)
-{
-	watch_valid = false;
-	if (status == CLAIM_PENDING || status == CLAIM_UNREACHABLE)
-	{
-		/* never answered: the cached claim, if any, stands in */
-		if (cached_worker_id >= 0)
-			registry_publish(CLAIM_CACHED, cached_worker_id, NULL, reason);
-		else
-			registry_publish(CLAIM_UNREACHABLE, -1, NULL, reason);
-	}
-	else if (!registry_failure_logged)
-		ereport(LOG,
-				(errmsg("could not reach the snowflake registry; this server keeps its claim state and retries"),
-				 errdetail_internal("%s", reason)));
-	registry_failure_logged = true;
-}
-
-/*
- * Note a claim the registry refused or holds back, answered at received_us:
- * the watch goes on while it shows the same version of the same claim, and
- * starts over otherwise.
- */
-static void
-registry_watch(const RegistryAnswer *answer, uint64 received_us)
-{
-	if (!watch_valid || watch_worker_id != answer->worker_id ||
-		watch_version != answer->version)
-	{
-		watch_valid = true;
-		watch_worker_id = answer->worker_id;
-		watch_version = answer->version;
-		watch_since_us = received_us;
-	}
-	watch_wait_ms = answer->wait_ms;
-}
-
-/*
- * Has this server watched the claim unchanged for as long as the registry
- * asked?  The wait is timed on the monotonic clock, which no clock step
- * moves, from the first answer that showed this version (the holder's last
- * check-in was sent before it), with a margin of 0.1% for the two machines'
- * clocks running at slightly different rates.
- */
-static bool
-registry_watched_long_enough(void)
-{
-	uint64		wait_us = (uint64) watch_wait_ms * 1001;
-
-	return watch_valid && registry_monotonic_us() - watch_since_us >= wait_us;
-}
-
-/* a millisecond time (since the Unix epoch) as a parameter */
-#define REGISTRY_TIME_PARAM(n) "pg_catalog.to_timestamp($" #n "::float8 / 1000)"
-
-/*
- * Claim a worker id.  This server already generates with the cached claim,
- * or held one before it was refused: then only that same worker id will
- * do, and anything else means that it moved.  A claim taken over from
- * another start or server makes every later ID lie above the previous
- * holder's promise.
- */
-static bool
-registry_claim(PGconn *conn, SnowflakeClaimStatus status,
-			   int cached_worker_id, char *reason)
-{
-	char		datacenter[12];
-	char		system_identifier[24];
-	char		timeline[12];
-	char		host[256];
-	char		port[12];
-	char		takeover[12];
-	char		lease[12];
-	char		max_worker[12];
-	char		preferred[12];
-	char		expected_worker[12];
-	char		expected_version[24];
-	char		ceiling[24];
-	const char *params[15];
-	RegistryAnswer answer;
-	uint64		sent_us;
-	uint64		received_us;
-	int			known_worker_id = snowflake_registry_worker_id();
-	int			delay_ms = registry_takeover_delay;
-	bool		required = registry_require_check_in;
-	int64		ceiling_unix_ms = snowflake_id_time_bound(delay_ms);
-	bool		watched = registry_watched_long_enough();
-
-	snprintf(datacenter, sizeof(datacenter), "%d", registry_datacenter_id);
-	snprintf(system_identifier, sizeof(system_identifier), INT64_FORMAT,
-			 (int64) GetSystemIdentifier());
-	snprintf(timeline, sizeof(timeline), "%u", GetWALInsertionTimeLine());
-	if (gethostname(host, sizeof(host)) != 0)
-		strlcpy(host, "unknown", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
-	snprintf(port, sizeof(port), "%d", PostPortNumber);
-	snprintf(takeover, sizeof(takeover), "%d", delay_ms);
-	snprintf(lease, sizeof(lease), "%d", registry_reclaim_lease);
-	snprintf(max_worker, sizeof(max_worker), "%d", registry_max_worker_id);
-	snprintf(preferred, sizeof(preferred), "%d", cached_worker_id);
-	snprintf(expected_worker, sizeof(expected_worker), "%d", watch_worker_id);
-	snprintf(expected_version, sizeof(expected_version), INT64_FORMAT,
-			 watch_version);
-	snprintf(ceiling, sizeof(ceiling), INT64_FORMAT, ceiling_unix_ms);
-	params[0] = datacenter;
-	params[1] = system_identifier;
-	params[2] = timeline;
-	params[3] = registry_state->token;
-	params[4] = host;
-	params[5] = port;
-	params[6] = DataDir;
-	params[7] = takeover;
-	params[8] = lease;
-	params[9] = max_worker;
-	params[10] = cached_worker_id >= 0 ? preferred : NULL;
-	params[11] = watched ? expected_worker : NULL;
-	params[12] = watched ? expected_version : NULL;
-	params[13] = ceiling;
-	params[14] = required ? "true" : "false";
-	if (!registry_ask(conn,
-					  "snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7, "
-					  "$8 * interval '1 ms', $9 * interval '1 s', $10, $11, "
-					  "$12, $13, " REGISTRY_TIME_PARAM(14) ", $15)",
-					  15, params, &answer, &sent_us, &received_us, reason))
-		return false;
-
-	if (strcmp(answer.status, "claimed") == 0)
-	{
-		/* never use an id that the layout cannot hold */
-		if (answer.worker_id < 0 || answer.worker_id > registry_max_worker_id)
-		{
-			snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-					 "The registry granted worker id %d, which is outside 0 to %d, the worker ids of this server's layout.",
-					 answer.worker_id, registry_max_worker_id);
-			return false;
-		}
-		watch_valid = false;
-		if (known_worker_id >= 0 && answer.worker_id != known_worker_id)
-		{
-			/* give back the id just granted: it is of no use here */
-			registry_publish(CLAIM_LOST, -1, NULL, NULL);
-			if (!registry_mark_idle(conn, answer.worker_id, -1, true,
-									registry_timeout_ms(), reason))
-				return false;
-			return true;
-		}
-		if (answer.floor_unix_ms >= 0)
-		{
-			snowflake_raise_id_floor(answer.floor_unix_ms);
-			check_in_now = true;
-		}
-		lease_confirmed_us = sent_us;
-		lease_delay_ms = delay_ms;
-		lease_required = required;
-		lease_ceiling_unix_ms = ceiling_unix_ms;
-		if (answer.worker_id != cached_worker_id ||
-			answer.floor_unix_ms != cached_floor_unix_ms)
-		{
-			registry_write_cache(answer.worker_id, answer.floor_unix_ms);
-			cached_floor_unix_ms = answer.floor_unix_ms;
-		}
-		registry_publish(CLAIM_HELD, answer.worker_id, NULL, NULL);
-	}
-	else if (strcmp(answer.status, "refused") == 0 ||
-			 strcmp(answer.status, "waiting") == 0)
-	{
-		registry_watch(&answer, received_us);
-		registry_publish(answer.status[0] == 'r' ? CLAIM_REFUSED : CLAIM_WAITING,
-						 -1, &answer, NULL);
-	}
-	else if (status == CLAIM_CACHED || known_worker_id >= 0)
-		registry_publish(CLAIM_LOST, -1, NULL, NULL);
-	else
-		registry_publish(CLAIM_FULL, -1, NULL, NULL);
-	return true;
-}
-
-/*
- * The parameters that name this server's claim in a call: $1 datacenter,
- * $2 worker id, $3 this start's token.
- */
-typedef struct RegistryClaimKey
-{
-	char		datacenter[12];
-	char		worker[12];
-	const char *params[3];
-} RegistryClaimKey;
-
-static void
-registry_claim_key(RegistryClaimKey *key, int worker_id)
-{
-	snprintf(key->datacenter, sizeof(key->datacenter), "%d",
-			 registry_datacenter_id);
-	snprintf(key->worker, sizeof(key->worker), "%d", worker_id);
-	key->params[0] = key->datacenter;
-	key->params[1] = key->worker;
-	key->params[2] = registry_state->token;
-}
-
-/*
- * Mark this server's claim on worker_id idle, with newest_unix_ms, the time
- * of its newest ID (-1 for a claim it never generated with: the registry
- * keeps what it has): at a clean shutdown, or once it stopped generating
- * after learning that its claim was released or moved, so that whoever
- * gets the id next may take it at once, above that time.  The caller has
- * published a state that refuses IDs before it read newest_unix_ms, so no
- * ID is issued after it.
- */
-static bool
-registry_mark_idle(PGconn *conn, int worker_id, int64 newest_unix_ms,
-				   bool interruptible, long timeout_ms, char *reason)
-{
-	RegistryClaimKey key;
-	char		newest[24];
-	const char *params[4];
-	char		query[1024];
-	PGresult   *result;
-
-	registry_claim_key(&key, worker_id);
-	snprintf(newest, sizeof(newest), INT64_FORMAT, newest_unix_ms);
-	params[0] = key.params[0];
-	params[1] = key.params[1];
-	params[2] = key.params[2];
-	params[3] = newest_unix_ms >= 0 ? newest : NULL;
-	snprintf(query, sizeof(query),
-			 "SELECT %s.snowflake_registry_idle($1, $2, $3, "
-			 REGISTRY_TIME_PARAM(4) ")", registry_schema);
-	result = registry_exec(conn, query, 4, params, interruptible, timeout_ms,
-						   reason);
-	if (result == NULL)
-		return false;
-	PQclear(result);
-	return true;
-}
-
-/*
- * Confirm the claim held, with the lease's terms until the next check-in:
- * the takeover delay, require_check_in, and the latest time an ID issued
- * before then may carry.  Learn that the claim moved, if it did: then stop,
- * and tell the registry so.
- */
-static bool
-registry_check_in(PGconn *conn, char *reason)
-{
-	RegistryClaimKey key;
-	RegistryAnswer answer;
-	uint64		sent_us;
-	uint64		received_us;
-	int			delay_ms = registry_takeover_delay;
-	bool		required = registry_require_check_in;
-	int64		ceiling_unix_ms = snowflake_id_time_bound(delay_ms);
-	char		takeover[12];
-	char		ceiling[24];
-	char		lease[12];
-	const char *params[7];
-
-	registry_tighten_lease(CLAIM_HELD);
-	registry_claim_key(&key, snowflake_registry_worker_id());
-	snprintf(takeover, sizeof(takeover), "%d", delay_ms);
-	snprintf(ceiling, sizeof(ceiling), INT64_FORMAT, ceiling_unix_ms);
-	snprintf(lease, sizeof(lease), "%d", registry_reclaim_lease);
-	params[0] = key.params[0];
-	params[1] = key.params[1];
-	params[2] = key.params[2];
-	params[3] = takeover;
-	params[4] = ceiling;
-	params[5] = required ? "true" : "false";
-	params[6] = lease;
-	if (!registry_ask(conn,
-					  "snowflake_registry_check_in($1, $2, $3, "
-					  "$4 * interval '1 ms', " REGISTRY_TIME_PARAM(5) ", $6, "
-					  "$7 * interval '1 s')",
-					  7, params, &answer, &sent_us, &received_us, reason))
-		return false;
-
-	if (strcmp(answer.status, "held") == 0)
-	{
-		lease_confirmed_us = sent_us;
-		lease_delay_ms = delay_ms;
-		lease_required = required;
-		lease_ceiling_unix_ms = ceiling_unix_ms;
-		registry_publish(CLAIM_HELD, -1, NULL, NULL);
-		return true;
-	}
-
-	registry_publish(CLAIM_LOST, -1,
-					 strcmp(answer.status, "moved") == 0 ? &answer : NULL,
-					 NULL);
-	lost_unconfirmed = !registry_mark_idle(conn, snowflake_registry_worker_id(),
-										   snowflake_newest_id_unix_ms(), true,
-										   registry_timeout_ms(), reason);
-	return !lost_unconfirmed;
-}
-
-/*
- * At a clean shutdown, mark the claim idle so that the next start of this
- * server takes it back at once.  Backends are refused from here on.  Waits
- * at most a second: a registry that cannot be reached costs the next start
- * the takeover delay, nothing more.
- */
-static void
-registry_release(PGconn *conn)
-{
-	SnowflakeClaimStatus status;
-	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
-
-	SpinLockAcquire(&registry_state->mutex);
-	status = registry_state->status;
-	SpinLockRelease(&registry_state->mutex);
-	if (status == CLAIM_HELD || status == CLAIM_CACHED)
-		registry_publish(CLAIM_RELEASED, -1, NULL, NULL);
-	if (status != CLAIM_HELD)
-		return;
-
-	if (conn == NULL)
-		conn = registry_open(false, 1000, reason);
-	if (conn == NULL)
-		return;
-	if (!registry_mark_idle(conn, snowflake_registry_worker_id(),
-							snowflake_newest_id_unix_ms(), false, 1000,
-							reason))
-		ereport(LOG,
-				(errmsg("could not mark the snowflake claim idle in the registry"),
-				 errdetail_internal("%s", reason)));
-	PQfinish(conn);
-}
-
-/*---- the registry worker ----*/
-
-/*
- * The registry worker: claim a worker id, then check in every
- * snowflake.registry_check_in_interval until shutdown, when the claim is
- * marked idle.  A connection that fails is dropped and made again at the
- * next round.  After a claim moved the worker tells the registry that it
- * stopped, retrying until it could, then only waits for shutdown.  If the
- * worker dies it is restarted a second later and goes on with the state in
- * shared memory (a crash of the whole server starts a new incarnation).
- */
-void
-snowflake_registry_main(Datum main_arg)
-{
-	PGconn	   *conn = NULL;
-	int			cached_worker_id;
-	SnowflakeClaimStatus status;
-
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-	BackgroundWorkerUnblockSignals();
-
-	if (registry_read_cache(&cached_worker_id, &cached_floor_unix_ms))
-		snowflake_raise_id_floor(cached_floor_unix_ms);
-	else
-		cached_worker_id = -1;
-
-	/*
-	 * A restarted worker goes on with the state and the lease the last one
-	 * published: the registry may hold terms that the settings no longer
-	 * say, such as require_check_in turned off since the last check-in.
-	 */
-	SpinLockAcquire(&registry_state->mutex);
-	status = registry_state->status;
-	lease_confirmed_us = registry_state->lease_confirmed_us;
-	lease_delay_ms = registry_state->lease_delay_ms;
-	lease_required = registry_state->lease_required;
-	lease_ceiling_unix_ms = registry_state->lease_ceiling_unix_ms;
-	SpinLockRelease(&registry_state->mutex);
-	lost_unconfirmed = status == CLAIM_LOST;
-	registry_tighten_lease(status);
-
-	for (;;)
-	{
-		char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
-		bool		done = true;
-		bool		idle_wait;
-
-		SpinLockAcquire(&registry_state->mutex);
-		status = registry_state->status;
-		if (status == CLAIM_HELD || status == CLAIM_CACHED)
-			cached_worker_id = registry_state->worker_id;
-		SpinLockRelease(&registry_state->mutex);
-
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			registry_tighten_lease(status);
-		}
-		if (ShutdownRequestPending)
-		{
-			registry_release(conn);
-			proc_exit(0);
-		}
-
-		if (status != CLAIM_LOST || lost_unconfirmed)
-		{
-			if (conn == NULL)
-				conn = registry_open(true, registry_timeout_ms(), reason);
-			if (conn == NULL)
-				done = false;
-			else if (status == CLAIM_LOST)
-			{
-				lost_unconfirmed =
-					!registry_mark_idle(conn, snowflake_registry_worker_id(),
-										snowflake_newest_id_unix_ms(), true,
-										registry_timeout_ms(), reason);
-				done = !lost_unconfirmed;
-			}
-			else if (status == CLAIM_HELD)
-				done = registry_check_in(conn, reason);
-			else
-				done = registry_claim(conn, status, cached_worker_id, reason);
-
-			if (!done)
-			{
-				if (conn != NULL)
-					PQfinish(conn);
-				conn = NULL;
-				if (!ShutdownRequestPending)
-					registry_failed(status, cached_worker_id, reason);
-			}
-			else if (registry_failure_logged)
-			{
-				ereport(LOG,
-						(errmsg("reached the snowflake registry again")));
-				registry_failure_logged = false;
-			}
-		}
-
-		idle_wait = status == CLAIM_LOST && !lost_unconfirmed;
-		if (check_in_now)
-			check_in_now = false;
-		else if (!ShutdownRequestPending)
-			(void) WaitLatch(MyLatch,
-							 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-							 (idle_wait ? 0 : WL_TIMEOUT),
-							 registry_check_in_interval, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
 }

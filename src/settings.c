@@ -22,8 +22,8 @@
 
 #include "epoch.h"
 #include "layout.h"
+#include "registry.h"
 #include "settings.h"
-#include "snowflake.h"
 
 /*---- settings ----*/
 
@@ -74,8 +74,8 @@ int			snowflake_datacenter_id = 0;
 int			snowflake_worker_id = 0;
 static char *snowflake_epoch_string = NULL;
 int			snowflake_max_clock_wait = 1000;
-int			snowflake_max_lead = 0;
-int			snowflake_max_clock_jump = 3600;
+int			snowflake_max_lead_ms = 0;
+int			snowflake_max_clock_jump_s = 3600;
 static int	snowflake_time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
 static int	snowflake_datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
 static int	snowflake_worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
@@ -218,7 +218,7 @@ snowflake_define_settings(GucContext start_context)
 							"clock steps back, the generator goes on in later "
 							"milliseconds as long as it stays within this much "
 							"of the clock. 0 never runs ahead.",
-							&snowflake_max_lead,
+							&snowflake_max_lead_ms,
 							0, 0, INT_MAX,
 							PGC_SUSET,
 							GUC_UNIT_MS,
@@ -232,7 +232,7 @@ snowflake_define_settings(GucContext start_context)
 							"than the monotonic clock since the last high-water "
 							"mark, generating is refused until the clock is "
 							"corrected or this is raised. 0 follows any jump.",
-							&snowflake_max_clock_jump,
+							&snowflake_max_clock_jump_s,
 							3600, 0, INT_MAX,
 							PGC_SUSET,
 							GUC_UNIT_S,

@@ -69,15 +69,15 @@
  *
  * The files of src/:
  *
- *	 snowflake.c	 module load: _PG_init, the registration of the mark
- *					 writer, the shared-memory hooks
+ *	 snowflake.c	 module load: _PG_init, the registration of both
+ *					 workers, the shared-memory hooks
  *	 layout.h/.c	 the bit layout and the server's layout
  *	 settings.h/.c	 the settings: their table, definition and checks
  *	 epoch.h/.c		 parsing an epoch
  *	 utility.h/.c	 the ProcessUtility hook: SET checks and DISCARD
  *	 state.h/.c		 the shared state, its size, raising its floors
  *	 clock.h/.c		 the clock and the monotonic clock
- *	 statefile.c	 writing a state file durably (declared in snowflake.h)
+ *	 statefile.h/.c	 writing a state file durably
  *	 markfile.h/.c	 the mark file: format, load, layout change, write,
  *					 went-back check
  *	 wal.h/.c		 the mark's WAL record and its callbacks
@@ -87,8 +87,9 @@
  *	 mark_writer.c	 the mark writer's main loop
  *	 functions.h/.c	 snowflake_next_id, _next_ids, _last_id, _status
  *	 decode.c		 snowflake_parse and the other functions on IDs
- *	 snowflake.h	 what the generator and the registry share
- *	 registry.c		 the worker id registry's gate and worker
+ *	 registry.h/.c	 the worker id registry: its settings, the gate
+ *					 backends pass, the claim state and cache file
+ *	 registry_worker.c the registry worker, the registry's libpq client
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -112,8 +113,8 @@
 #include "generate.h"
 #include "layout.h"
 #include "markfile.h"
+#include "registry.h"
 #include "settings.h"
-#include "snowflake.h"
 #include "state.h"
 #include "utility.h"
 #include "wal.h"
@@ -130,6 +131,9 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 void		_PG_init(void);
 
 static void snowflake_register_mark_writer(void);
+static void snowflake_register_registry_worker(void);
+static void snowflake_register_worker(const char *function_name,
+									  const char *name);
 static void snowflake_shmem_request(void);
 static void snowflake_shmem_startup(void);
 static void snowflake_shmem_shutdown(int code, Datum arg);
@@ -183,11 +187,7 @@ _PG_init(void)
 		snowflake_define_settings(PGC_SIGHUP);
 		MarkGUCPrefixReserved("snowflake");
 		if (!snowflake_layout_from_settings(&snowflake_layout, 0))
-			snowflake_layout_init(&snowflake_layout,
-								  SNOWFLAKE_DEFAULT_TIME_BITS,
-								  SNOWFLAKE_DEFAULT_DATACENTER_BITS,
-								  SNOWFLAKE_DEFAULT_WORKER_BITS,
-								  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
+			snowflake_layout_init_twitter(&snowflake_layout);
 		if (raw[epoch_index] != NULL &&
 			!snowflake_parse_epoch(raw[epoch_index], &epoch_unix_ms, &detail))
 			snowflake_epoch_error = MemoryContextStrdup(TopMemoryContext,
@@ -231,6 +231,8 @@ _PG_init(void)
 	snowflake_register_mark_writer();
 	snowflake_registry_start(worker_id_set, snowflake_datacenter_id,
 							 snowflake_layout.max_worker_id);
+	if (snowflake_registry_enabled())
+		snowflake_register_registry_worker();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = snowflake_shmem_request;
@@ -253,10 +255,22 @@ snowflake_register_mark_writer(void)
 }
 
 /*
- * Register a background worker of this library that runs where IDs are
- * generated (see snowflake.h).
+ * The registry worker runs where IDs are generated: on a primary, and on a
+ * standby from its promotion on, so that a standby never holds a claim.
  */
-void
+static void
+snowflake_register_registry_worker(void)
+{
+	snowflake_register_worker("snowflake_registry_main",
+							  "snowflake registry worker");
+}
+
+/*
+ * Register a background worker of this library (function_name is its entry
+ * point, name its title) that starts where IDs are generated: on a primary,
+ * and on a standby at its promotion; restarted a second after an error.
+ */
+static void
 snowflake_register_worker(const char *function_name, const char *name)
 {
 	BackgroundWorker worker;
@@ -329,7 +343,7 @@ snowflake_shmem_startup(void)
 		ConditionVariableInit(&state->mark_cv);
 		state->clock_ref_ms = snowflake_clock_ms(&us_into_ms);
 		state->monotonic_ref_ms = snowflake_monotonic_ms();
-		snowflake_read_mark_file(state);
+		snowflake_load_mark_file(state);
 	}
 	LWLockRelease(AddinShmemInitLock);
 

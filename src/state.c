@@ -27,8 +27,12 @@ snowflake_shmem_size(void)
 					mul_size(MaxBackends, sizeof(SnowflakeIdCounter)));
 }
 
-/* Raise a shared maximum to value, never lowering it. */
-void
+/*
+ * Raise a shared maximum to value, never lowering it.  Did this call raise
+ * it?  (A failed compare-and-swap reloads old_value; a successful one leaves
+ * it below value.)
+ */
+bool
 snowflake_raise_counter(pg_atomic_uint64 *counter, uint64 value)
 {
 	uint64		old_value = pg_atomic_read_u64(counter);
@@ -36,6 +40,7 @@ snowflake_raise_counter(pg_atomic_uint64 *counter, uint64 value)
 	while (old_value < value &&
 		   !pg_atomic_compare_exchange_u64(counter, &old_value, value))
 		;
+	return old_value < value;
 }
 
 /*
@@ -46,17 +51,11 @@ snowflake_raise_counter(pg_atomic_uint64 *counter, uint64 value)
 void
 snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
 {
-	uint64		old_mark;
-
 	if (mark_ms <= 0)
 		return;
 
 	state->written_mark = Max(state->written_mark, mark_ms);
-	old_mark = pg_atomic_read_u64(&state->durable_mark);
-	while (old_mark < (uint64) mark_ms &&
-		   !pg_atomic_compare_exchange_u64(&state->durable_mark, &old_mark,
-										   (uint64) mark_ms))
-		;
+	(void) snowflake_raise_counter(&state->durable_mark, (uint64) mark_ms);
 	snowflake_raise_tick_floor(state, mark_ms);
 }
 
@@ -67,15 +66,25 @@ snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms)
 void
 snowflake_raise_tick_floor(SnowflakeSharedState *state, int64 mark_ms)
 {
-	uint64		old_tick;
 	uint64		floor_tick;
 
 	floor_tick = ((uint64) mark_ms << snowflake_layout.sequence_bits) - 1;
-	old_tick = pg_atomic_read_u64(&state->last_tick);
-	while (old_tick < floor_tick &&
-		   !pg_atomic_compare_exchange_u64(&state->last_tick, &old_tick,
-										   floor_tick))
-		;
+	(void) snowflake_raise_counter(&state->last_tick, floor_tick);
 	pg_atomic_write_u64(&state->floor_tick,
 						pg_atomic_read_u64(&state->last_tick));
+}
+
+/*
+ * Without the shared state (the library was not preloaded), refuse what
+ * needs it; purpose ends the message ("generate IDs").
+ */
+void
+snowflake_require_shared_state(const char *purpose)
+{
+	if (snowflake_state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\" to %s",
+						purpose),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
 }

@@ -97,7 +97,8 @@ typedef struct SnowflakeSharedState
 
 extern SnowflakeSharedState *snowflake_state;
 extern Size snowflake_shmem_size(void);
-extern void snowflake_raise_counter(pg_atomic_uint64 *counter, uint64 value);
+extern void snowflake_require_shared_state(const char *purpose);
+extern bool snowflake_raise_counter(pg_atomic_uint64 *counter, uint64 value);
 extern void snowflake_raise_floor(SnowflakeSharedState *state, int64 mark_ms);
 extern void snowflake_raise_tick_floor(SnowflakeSharedState *state,
 									   int64 mark_ms);

@@ -15,7 +15,7 @@
 
 #include "storage/fd.h"
 
-#include "snowflake.h"
+#include "statefile.h"
 
 /*
  * Write a small state file of the data directory (the mark, the registry's

@@ -26,11 +26,29 @@ ProcessUtility_hook_type prev_process_utility_hook = NULL;
  * Refuse SET, RESET and ALTER ... SET of a snowflake setting that does not
  * exist, whatever the case of its prefix: PostgreSQL compares reserved
  * prefixes case-sensitively, so "Snowflake.Wokrer_Id" would otherwise be
- * kept as a setting of its own, unused.  ALTER SYSTEM values are checked as
- * the next server start will check them.
+ * kept as a setting of its own, unused.  Returns the snowflake setting
+ * stmt sets, or NULL when it sets none.
+ */
+static const SnowflakeSetting *
+snowflake_check_set_name(VariableSetStmt *stmt)
+{
+	const SnowflakeSetting *setting;
+
+	if (stmt == NULL || stmt->name == NULL || !snowflake_has_prefix(stmt->name))
+		return NULL;
+	setting = snowflake_find_setting(stmt->name);
+	if (setting == NULL)
+		snowflake_report_unknown_setting(ERROR, stmt->name, NULL, 0,
+										 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
+	return setting;
+}
+
+/*
+ * ALTER SYSTEM SET: the name as for any SET, and the value as the next
+ * server start will check it.
  */
 static void
-snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
+snowflake_check_alter_system(VariableSetStmt *stmt)
 {
 	const SnowflakeSetting *setting;
 	const char *detail;
@@ -40,16 +58,8 @@ snowflake_check_set_statement(VariableSetStmt *stmt, bool check_value)
 	SnowflakeLayout layout;
 	int			total;
 
-	if (stmt == NULL || stmt->name == NULL || !snowflake_has_prefix(stmt->name))
-		return;
-	setting = snowflake_find_setting(stmt->name);
-	if (setting == NULL)
-	{
-		snowflake_report_unknown_setting(ERROR, stmt->name, NULL, 0,
-										 _("SELECT name FROM pg_settings WHERE name LIKE 'snowflake.%' lists the snowflake settings."));
-		return;
-	}
-	if (!check_value || stmt->kind != VAR_SET_VALUE)
+	setting = snowflake_check_set_name(stmt);
+	if (setting == NULL || stmt->kind != VAR_SET_VALUE)
 		return;
 	value = ExtractSetVariableArgs(stmt);
 	if (value == NULL)
@@ -78,8 +88,7 @@ snowflake_check_function_options(List *options)
 		DefElem    *option = lfirst_node(DefElem, lc);
 
 		if (strcmp(option->defname, "set") == 0)
-			snowflake_check_set_statement((VariableSetStmt *) option->arg,
-										  false);
+			(void) snowflake_check_set_name((VariableSetStmt *) option->arg);
 	}
 }
 
@@ -100,19 +109,16 @@ snowflake_process_utility(PlannedStmt *pstmt, const char *queryString,
 	switch (nodeTag(parsetree))
 	{
 		case T_VariableSetStmt:
-			snowflake_check_set_statement((VariableSetStmt *) parsetree, false);
+			(void) snowflake_check_set_name((VariableSetStmt *) parsetree);
 			break;
 		case T_AlterSystemStmt:
-			snowflake_check_set_statement(((AlterSystemStmt *) parsetree)->setstmt,
-										  true);
+			snowflake_check_alter_system(((AlterSystemStmt *) parsetree)->setstmt);
 			break;
 		case T_AlterRoleSetStmt:
-			snowflake_check_set_statement(((AlterRoleSetStmt *) parsetree)->setstmt,
-										  false);
+			(void) snowflake_check_set_name(((AlterRoleSetStmt *) parsetree)->setstmt);
 			break;
 		case T_AlterDatabaseSetStmt:
-			snowflake_check_set_statement(((AlterDatabaseSetStmt *) parsetree)->setstmt,
-										  false);
+			(void) snowflake_check_set_name(((AlterDatabaseSetStmt *) parsetree)->setstmt);
 			break;
 		case T_CreateFunctionStmt:
 			snowflake_check_function_options(((CreateFunctionStmt *) parsetree)->options);
