@@ -7,13 +7,17 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('settings');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowflake'");
+# The node's own node ids come first in postgresql.conf; each test's lines
+# follow them, and the last line of a setting is the one that counts.
+my $node = snowflake_node('settings');
 my $base_conf = slurp_file($node->data_dir . '/postgresql.conf');
 
 # Replace postgresql.conf with the base configuration and then $extra.
@@ -40,7 +44,7 @@ sub refuses_to_start
 	write_conf("$setting\n");
 
 	my $log_offset = -s $node->logfile;
-	ok(!$node->start(fail_ok => 1), "server refuses to start: $name");
+	ok(!start_node($node, fail_ok => 1), "server refuses to start: $name");
 	my $log = slurp_file($node->logfile, $log_offset);
 	like($log, $log_like, "the log names the setting and what is valid: $name");
 	return;
@@ -127,7 +131,7 @@ refuses_to_start(
 
 # A real setting spelt with capitals is honoured.
 write_conf("SnowFlake.Worker_ID = 7\n");
-$node->start;
+start_node($node);
 is($node->safe_psql('postgres', 'SHOW snowflake.worker_id'),
 	'7', 'a setting spelt with capitals is honoured');
 
@@ -149,7 +153,7 @@ $node->stop;
 
 # Valid settings, in both forms of the epoch, are taken as given.
 write_conf($valid_conf);
-$node->start;
+start_node($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 # A bad epoch in a reload is refused with a message; the server stays up
@@ -182,7 +186,7 @@ $node->stop;
 # refused with SQLSTATE 55000 and a hint that names the setting.
 $base_conf =~ s/^shared_preload_libraries.*$//m;
 write_conf('');
-$node->start;
+start_node($node);
 $node->safe_psql('postgres', 'DROP EXTENSION snowflake');
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
