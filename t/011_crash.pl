@@ -182,7 +182,7 @@ CREATE TABLE new_ids AS
 		"$name: each client's IDs before the crash are strictly increasing");
 	note "$name: clients received $received IDs before the crash";
 
-	my $not_increasing = check_strictly_increasing($node, 'new_ids',
+	check_strictly_increasing($node, 'new_ids',
 		"$name: new IDs strictly increase");
 	my $result = $node->safe_psql(
 		'postgres', qq{

@@ -166,7 +166,8 @@ the clock file at every clock read instead of once a second), C<offset> and
 C<rate> (the initial clock, see set_clock), C<extra_conf>, and C<registry>,
 a registry node (see snowflake_registry): then the node claims its worker id
 there instead of setting it, checks in every 200 ms and takes a claim over
-after 2 s without check-in.
+after 2 s without check-in.  With C<< node_ids => 0 >>, the node
+sets neither id and takes the defaults, for a test that writes them itself.
 
 =cut
 
@@ -183,11 +184,14 @@ sub snowflake_node
 	  . "snowflake.registry_check_in_interval = 200\n"
 	  . "snowflake.registry_takeover_delay = 2000\n"
 	  : "snowflake.worker_id = 11\n";
+	my $ids_conf =
+	  ($params{node_ids} // 1)
+	  ? "snowflake.datacenter_id = 5\n$worker_conf"
+	  : '';
 	$node->append_conf(
 		'postgresql.conf', qq{
 shared_preload_libraries = 'snowflake'
-snowflake.datacenter_id = 5
-$worker_conf
+$ids_conf
 log_min_messages = log
 } . ($params{extra_conf} // ''));
 	_setup_clock($node, %params);
