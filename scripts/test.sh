@@ -78,15 +78,87 @@ clean_pg_tree()
 	echo "$root/usr/lib/postgresql/$major/bin/pg_config"
 }
 
-# pg_regress and pg_isolation_regress print one line a test; prove --verbose
-# prints one line an assertion.
-passed_re='^(test +|     )?[A-Za-z0-9_-]+ +\.\.\. ok|^ok [0-9]+'
-failed_re='^(test +|     )?[A-Za-z0-9_-]+ +\.\.\. FAILED|^not ok [0-9]+'
+# count_results: "PASSED FAILED" from the output of one test run on stdin,
+# read from the runner's own summary.  pg_regress and pg_isolation_regress
+# end with "All N tests passed.", "N of M tests failed." or, with ignored
+# tests, "N of M tests passed, ..." ("# " before it from PostgreSQL 16 on).
+# prove ends with "Files=F, Tests=N, ..." (N counts every assertion run,
+# failing ones too) and, when something went wrong, a "Test Summary Report"
+# with a line "t/file.pl (Wstat: W Tests: N Failed: n)" for each file that
+# failed: n assertions failed; a file that failed none but exited non-zero
+# or broke its plan ("Parse errors:", as when it died before done_testing)
+# counts as one failed test.  Where prove reported, the pg_regress lines
+# are not looked for.  Prints "0 0" when neither runner reported.
+count_results()
+{
+	awk '
+	function end_file()
+	{
+		if (in_file)
+		{
+			tap_assertions_failed += file_failed
+			tap_failed += file_failed > 0 ? file_failed : (file_bad ? 1 : 0)
+		}
+		in_file = 0
+	}
+	{
+		line = $0
+		sub(/^# /, "", line)
+		sub(/^ +/, "", line)
+	}
+	line ~ /^All [0-9]+ tests passed/ {
+		split(line, w, " ")
+		regress_passed += w[2]
+	}
+	line ~ /^[0-9]+ of [0-9]+ tests failed/ {
+		split(line, w, " ")
+		regress_failed += w[1]
+		regress_passed += w[3] - w[1]
+	}
+	line ~ /^[0-9]+ of [0-9]+ tests passed/ {
+		split(line, w, " ")
+		regress_passed += w[1]
+		regress_failed += w[3] - w[1]
+	}
+	/^Files=[0-9]+, Tests=[0-9]+,/ {
+		end_file()
+		n = $0
+		sub(/^Files=[0-9]+, Tests=/, "", n)
+		sub(/,.*/, "", n)
+		tap_run += n
+		tap_seen = 1
+	}
+	/^[^ ].*\(Wstat: .* Tests: [0-9]+ Failed: [0-9]+\)$/ {
+		end_file()
+		in_file = 1
+		n = $0
+		sub(/.*Failed: /, "", n)
+		sub(/\)$/, "", n)
+		file_failed = n + 0
+		n = $0
+		sub(/.*\(Wstat: /, "", n)
+		sub(/ .*/, "", n)
+		file_bad = n != "0"
+		next
+	}
+	in_file && /^  Parse errors:/ { file_bad = 1 }
+	in_file && !/^  / { end_file() }
+	END {
+		end_file()
+		if (tap_seen)
+			print tap_run - tap_assertions_failed, tap_failed + 0
+		else
+			print regress_passed + 0, regress_failed + 0
+	}
+	'
+}
 touch "$log"
 
 status=0
 steps_passed=0
 steps_failed=0
+tests_passed=0
+tests_failed=0
 
 # check NAME COMMAND...: run a build step, count it as one test
 check()
@@ -112,16 +184,25 @@ check()
 # that died) counts as one failed test.
 run_tests()
 {
-	local name=$1 dir=$2 pgc=$3 failed_before
+	local name=$1 dir=$2 pgc=$3 out="$work/run.out" ok=1 passed failed
 	shift 3
 	echo "=== $name"
+	echo "=== $name" >>"$log"
 	chown -R postgres "$dir"
-	failed_before=$(grep -cE "$failed_re" "$log")
-	if ! runuser -u postgres -- env PATH="$("$pgc" --bindir):$PATH" \
-		make -C "$dir" -s PG_CONFIG="$pgc" "$@" 2>&1 | tee -a "$log"; then
+	runuser -u postgres -- env PATH="$("$pgc" --bindir):$PATH" \
+		make -C "$dir" -s PG_CONFIG="$pgc" "$@" 2>&1 | tee "$out" || ok=0
+	cat "$out" >>"$log"
+	read -r passed failed < <(count_results <"$out")
+	tests_passed=$((tests_passed + passed))
+	tests_failed=$((tests_failed + failed))
+	# a run that reports no test, or fails without a failing test, counts
+	# as one failed test
+	if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ] ||
+		{ [ "$ok" -eq 0 ] && [ "$failed" -eq 0 ]; }; then
+		steps_failed=$((steps_failed + 1))
+	fi
+	if [ "$ok" -eq 0 ]; then
 		status=1
-		[ "$(grep -cE "$failed_re" "$log")" -eq "$failed_before" ] &&
-			steps_failed=$((steps_failed + 1))
 		for diffs in "$dir"/regression.diffs "$dir"/output_iso/regression.diffs \
 			"$dir"/output_nopreload/regression.diffs; do
 			[ -s "$diffs" ] && { echo "--- $diffs"; cat "$diffs"; }
@@ -177,8 +258,8 @@ else
 	check "Debian package unpacked into a scratch PostgreSQL" false
 fi
 
-passed=$(($(grep -cE "$passed_re" "$log") + steps_passed))
-failed=$(($(grep -cE "$failed_re" "$log") + steps_failed))
+passed=$((tests_passed + steps_passed))
+failed=$((tests_failed + steps_failed))
 [ "$failed" -ne 0 ] && status=1
 echo "$passed passed, $failed failed"
 exit $status

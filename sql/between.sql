@@ -6,15 +6,9 @@
 CREATE EXTENSION snowflake;
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO';
-CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-	EXECUTE query;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	RETURN SQLSTATE;
-END
-$$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set sqlstate_of :abs_srcdir '/test/sqlstate_of.sql'
+\i :sqlstate_of
 CREATE TABLE ids (id bigint PRIMARY KEY);
 INSERT INTO ids
 	SELECT snowflake_compose(ts, 1, 2, 0)

@@ -43,15 +43,9 @@ INSERT INTO t VALUES (1);
 DROP TABLE t;
 
 -- the SQLSTATE of the refusals
-CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-	EXECUTE query;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	RETURN SQLSTATE;
-END
-$$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set sqlstate_of :abs_srcdir '/test/sqlstate_of.sql'
+\i :sqlstate_of
 SELECT query, pg_temp.sqlstate_of(query) AS sqlstate
 FROM (VALUES ('SELECT snowflake_next_id()'), ('SELECT snowflake_last_id()'),
 	('SELECT snowflake_next_ids(3)'), ('SELECT * FROM snowflake_status')) v(query);

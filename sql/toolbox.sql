@@ -314,15 +314,9 @@ INSERT INTO snowflake_status DEFAULT VALUES;
 DROP ROLE snowflake_reader;
 
 -- the SQLSTATE of each error above that snowflake raises itself
-CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-	EXECUTE query;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	RETURN SQLSTATE;
-END
-$$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set sqlstate_of :abs_srcdir '/test/sqlstate_of.sql'
+\i :sqlstate_of
 SELECT query, pg_temp.sqlstate_of(query) AS sqlstate
 FROM (VALUES
 	('SELECT snowflake_next_ids(0)'),

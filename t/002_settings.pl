@@ -7,13 +7,21 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('settings');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowflake'");
+# The tests write the node ids themselves.  The server logs at PostgreSQL's
+# default level: with log_min_messages = log, as snowflake_node sets it, the
+# mark writer's warning after a reload (below) does not appear.
+my $node = snowflake_node(
+	'settings',
+	node_ids   => 0,
+	extra_conf => "log_min_messages = warning\n");
 my $base_conf = slurp_file($node->data_dir . '/postgresql.conf');
 
 # Replace postgresql.conf with the base configuration and then $extra.
@@ -40,7 +48,7 @@ sub refuses_to_start
 	write_conf("$setting\n");
 
 	my $log_offset = -s $node->logfile;
-	ok(!$node->start(fail_ok => 1), "server refuses to start: $name");
+	ok(!start_node($node, fail_ok => 1), "server refuses to start: $name");
 	my $log = slurp_file($node->logfile, $log_offset);
 	like($log, $log_like, "the log names the setting and what is valid: $name");
 	return;
@@ -127,7 +135,7 @@ refuses_to_start(
 
 # A real setting spelt with capitals is honoured.
 write_conf("SnowFlake.Worker_ID = 7\n");
-$node->start;
+start_node($node);
 is($node->safe_psql('postgres', 'SHOW snowflake.worker_id'),
 	'7', 'a setting spelt with capitals is honoured');
 
@@ -149,7 +157,7 @@ $node->stop;
 
 # Valid settings, in both forms of the epoch, are taken as given.
 write_conf($valid_conf);
-$node->start;
+start_node($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 # A bad epoch in a reload is refused with a message; the server stays up
@@ -182,7 +190,7 @@ $node->stop;
 # refused with SQLSTATE 55000 and a hint that names the setting.
 $base_conf =~ s/^shared_preload_libraries.*$//m;
 write_conf('');
-$node->start;
+start_node($node);
 $node->safe_psql('postgres', 'DROP EXTENSION snowflake');
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 my ($ret, $stdout, $stderr) = $node->psql('postgres',

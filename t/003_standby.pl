@@ -4,14 +4,16 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'snowflake'");
-$primary->start;
+my $primary = snowflake_node('primary', allows_streaming => 1);
+start_node($primary);
 $primary->safe_psql('postgres', q{
 CREATE EXTENSION snowflake;
 CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next_id());
@@ -19,9 +21,8 @@ INSERT INTO t SELECT FROM generate_series(1, 100);
 });
 $primary->backup('backup');
 
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'backup', has_streaming => 1);
-$standby->start;
+my $standby = snowflake_standby($primary, 'backup', 'standby');
+start_node($standby);
 $primary->safe_psql('postgres', 'INSERT INTO t SELECT FROM generate_series(1, 100)');
 $primary->wait_for_catchup($standby);
 

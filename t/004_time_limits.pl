@@ -12,43 +12,26 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowflakeTest qw(skip_without_libfaketime);
+use SnowflakeTest;
 use Test::More;
 
-skip_without_libfaketime();
+# libfaketime's year, in seconds
+my $year = 365 * 86400;
 
-my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock';
-sub set_clock
-{
-	my ($offset) = @_;
-	open my $fh, '>', $clock_file or die $!;
-	print $fh "$offset\n";
-	close $fh;
-	return;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('time_limits');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
+my $node = faketime_node(
+	'time_limits',
+	no_cache   => 1,
+	extra_conf => q{
 snowflake.epoch = 0
 snowflake.max_clock_wait = 0
 });
-set_clock('+0');
-{
-	local $ENV{LD_PRELOAD} = $SnowflakeTest::libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE} = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	$node->start;
-}
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 my $last = $node->safe_psql('postgres', 'SELECT snowflake_next_id()');
 cmp_ok($last, '>', 0, 'with the clock as it is, IDs are positive');
 
 # 2040-11: more than 2^41 ms after 1970
-set_clock('+14y');
+set_clock($node, 14 * $year);
 is($node->safe_psql('postgres', 'SELECT extract(year FROM clock_timestamp())'),
 	'2040', 'the server\'s clock reads 2040');
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
@@ -61,7 +44,7 @@ like(
 is($stdout, '', 'and returns no wrapped ID');
 
 # 1966: before the 1970 epoch
-set_clock('-60y');
+set_clock($node, -60 * $year);
 ($ret, $stdout, $stderr) = $node->psql('postgres',
 	'\set VERBOSITY verbose' . "\n" . 'SELECT snowflake_next_id()');
 isnt($ret, 0, 'no ID while the clock is before the epoch');
@@ -72,7 +55,7 @@ like(
 is($stdout, '', 'and returns no negative ID');
 
 # Back to the real clock: generation resumes above everything before.
-set_clock('+0');
+set_clock($node, 0);
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_next_id()'),
 	'>', $last, 'with the clock back, IDs go on increasing');
 

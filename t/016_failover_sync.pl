@@ -37,9 +37,7 @@ my $standby =
 start_node($standby);
 check_clock_offset($standby, -10, 'the standby\'s clock is 10 s behind');
 
-$primary->safe_psql('postgres',
-	"ALTER SYSTEM SET synchronous_standby_names = '*'; SELECT pg_reload_conf();"
-);
+alter_system($primary, synchronous_standby_names => '*');
 $primary->poll_query_until('postgres',
 	"SELECT sync_state = 'sync' FROM pg_stat_replication")
   or die "the standby did not become synchronous";
@@ -56,9 +54,7 @@ for my $i (1 .. 30)
 # While the synchronous standby does not confirm, no mark is published, so
 # generation stops within a stride, as commits do; and like a commit's wait,
 # this one can be cancelled.
-$primary->safe_psql('postgres',
-	"ALTER SYSTEM SET synchronous_standby_names = 'nosuch'; SELECT pg_reload_conf();"
-);
+alter_system($primary, synchronous_standby_names => 'nosuch');
 usleep(1_500_000);
 my ($ret, $stdout, $stderr) = $primary->psql('postgres',
 	"SET statement_timeout = '2s';\n\\set VERBOSITY verbose\nSELECT snowflake_next_id()");
@@ -66,9 +62,7 @@ isnt($ret, 0, 'without the synchronous standby\'s confirmation, no ID');
 like($stderr, qr/ERROR:  57014: canceling statement due to statement timeout/,
 	'and the wait for it can be cancelled');
 is($stdout, '', 'the cancelled call returned no ID');
-$primary->safe_psql('postgres',
-	"ALTER SYSTEM SET synchronous_standby_names = '*'; SELECT pg_reload_conf();"
-);
+alter_system($primary, synchronous_standby_names => '*');
 $primary->poll_query_until('postgres',
 	"SELECT sync_state = 'sync' FROM pg_stat_replication")
   or die "the standby did not become synchronous again";

@@ -25,11 +25,9 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time);
 
-skip_without_libfaketime();
-
-my $node = snowflake_node('main', no_cache => 1);
-start_node($node);
-check_clock_offset($node, 0, 'server clock starts at the real time');
+my $node = faketime_node('main',
+	no_cache   => 1,
+	clock_test => 'server clock starts at the real time');
 $node->safe_psql('postgres', q{
 CREATE EXTENSION snowflake;
 CREATE TABLE ids (id bigint PRIMARY KEY);
@@ -76,20 +74,12 @@ check_clock_offset($node, 2 * 3600, 'server clock two hours forward');
   psql_timed($node, 'SELECT snowflake_next_id()');
 like($stderr, qr/the clock jumped forward/,
 	'a two-hour jump is refused with the default max_clock_jump of 1 h');
-$node->safe_psql('postgres', q{
-ALTER SYSTEM SET snowflake.max_clock_jump = '3h';
-SELECT pg_reload_conf();
-});
-$node->poll_query_until('postgres',
-	"SELECT current_setting('snowflake.max_clock_jump') = '3h'");
+alter_system($node, 'snowflake.max_clock_jump' => '3h');
 $id = $node->safe_psql('postgres',
 	'INSERT INTO ids SELECT snowflake_next_id() RETURNING id');
 cmp_ok(id_unix_ms($id), '>', (time() + 3600) * 1000,
 	'raising max_clock_jump accepts the jump deliberately');
-$node->safe_psql('postgres', q{
-ALTER SYSTEM RESET snowflake.max_clock_jump;
-SELECT pg_reload_conf();
-});
+alter_system($node, 'snowflake.max_clock_jump' => undef);
 
 # Back to the real time: the IDs now lie two hours ahead, and the hint
 # names a max_lead that works.

@@ -85,13 +85,8 @@ cmp_ok($blocks, '>', 50, "the run issued $blocks blocks and single IDs");
 is($distinct, $rows, "all $rows IDs are distinct");
 is($after->{issued} - $before->{issued},
 	$rows, 'snowflake_status counted every ID issued');
-is( $node->safe_psql(
-		'postgres', q{
-SELECT count(*) FROM (
-	SELECT id, lag(id) OVER (PARTITION BY block ORDER BY n) AS prev FROM ids) s
-WHERE id <= prev}),
-	'0',
-	'each block strictly increases');
+check_strictly_increasing($node, 'ids', 'each block strictly increases',
+	partition_by => 'block');
 # blocks are contiguous ticks: in ID order each block's IDs come together,
 # with no ID of another session among them
 is( $node->safe_psql(

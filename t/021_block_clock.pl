@@ -23,11 +23,9 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time);
 
-skip_without_libfaketime();
-
-my $node = snowflake_node('block', no_cache => 1);
-start_node($node);
-check_clock_offset($node, 0, 'server clock starts at the real time');
+my $node = faketime_node('block',
+	no_cache   => 1,
+	clock_test => 'server clock starts at the real time');
 $node->safe_psql('postgres', q{
 CREATE EXTENSION snowflake;
 CREATE TABLE ids (id bigint);

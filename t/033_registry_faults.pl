@@ -437,24 +437,16 @@ sub inject
 	elsif ($fault eq 'reload')
 	{
 		return unless $up{$target};
-		my $sql;
-		if ($r[1] < 0.25)
-		{
-			$sql = q{
-ALTER SYSTEM RESET snowflake.registry_takeover_delay;
-ALTER SYSTEM RESET snowflake.registry_check_in_interval;};
-		}
-		else
-		{
-			$sql = sprintf(
-				q{
-ALTER SYSTEM SET snowflake.registry_takeover_delay = '%dms';
-ALTER SYSTEM SET snowflake.registry_check_in_interval = '%dms';},
-				scale($r[2], 1000, 3000),
-				scale($r[3], 100,  400));
-		}
-		$node->safe_psql('postgres', "$sql\nSELECT pg_reload_conf();");
-		note "  on $target: $sql" =~ s/\n/ /gr;
+		# undef resets them
+		my ($delay, $interval) =
+		  $r[1] < 0.25
+		  ? (undef, undef)
+		  : (sprintf('%dms', scale($r[2], 1000, 3000)),
+			sprintf('%dms', scale($r[3], 100, 400)));
+		alter_system(
+			$node,
+			'snowflake.registry_takeover_delay'    => $delay,
+			'snowflake.registry_check_in_interval' => $interval);
 	}
 	return;
 }

@@ -162,9 +162,7 @@ $holder->backup('holder_base');
 my $copy = snowflake_standby($holder, 'holder_base', 'copy', clone => 1);
 start_node($copy);
 ok(!defined next_pair($copy), 'a copy of a running server is refused');
-$holder->safe_psql('postgres',
-	"ALTER SYSTEM SET snowflake.registry_takeover_delay = '8s'");
-$holder->reload;
+alter_system($holder, 'snowflake.registry_takeover_delay' => '8s');
 ok( $registry->poll_query_until(
 		'postgres',
 		"SELECT takeover_delay = interval '8 s' FROM snowflake_claims "

@@ -63,6 +63,7 @@ our @EXPORT = qw(
   snowflake_node
   snowflake_standby
   snowflake_registry
+  faketime_node
   registry_conninfo
   next_pair
   wait_for_pair
@@ -78,6 +79,8 @@ our @EXPORT = qw(
   mark_writer_pid
   registry_worker_pid
   psql_timed
+  alter_system
+  check_strictly_increasing
   id_ms
   id_unix_ms
   read_mark_file
@@ -163,7 +166,8 @@ the clock file at every clock read instead of once a second), C<offset> and
 C<rate> (the initial clock, see set_clock), C<extra_conf>, and C<registry>,
 a registry node (see snowflake_registry): then the node claims its worker id
 there instead of setting it, checks in every 200 ms and takes a claim over
-after 2 s without check-in.
+after 2 s without check-in.  With C<< node_ids => 0 >>, the node
+sets neither id and takes the defaults, for a test that writes them itself.
 
 =cut
 
@@ -180,14 +184,57 @@ sub snowflake_node
 	  . "snowflake.registry_check_in_interval = 200\n"
 	  . "snowflake.registry_takeover_delay = 2000\n"
 	  : "snowflake.worker_id = 11\n";
+	my $ids_conf =
+	  ($params{node_ids} // 1)
+	  ? "snowflake.datacenter_id = 5\n$worker_conf"
+	  : '';
 	$node->append_conf(
 		'postgresql.conf', qq{
 shared_preload_libraries = 'snowflake'
-snowflake.datacenter_id = 5
-$worker_conf
+$ids_conf
 log_min_messages = log
 } . ($params{extra_conf} // ''));
 	_setup_clock($node, %params);
+	return $node;
+}
+
+=pod
+
+=item faketime_node(name, %params)
+
+A started snowflake_node (same parameters) under libfaketime, whose clock
+the test has checked: with C<rate>, check_clock_rate at that rate, else
+check_clock_offset at C<offset> (default 0).  That check is one test, named
+C<clock_test> or after what it checks.  Where libfaketime is missing the
+whole test is skipped, as with skip_without_libfaketime, so call it before
+the first test (or after skip_without_libfaketime).
+
+=cut
+
+sub faketime_node
+{
+	my ($name, %params) = @_;
+	my $clock_test = delete $params{clock_test};
+
+	skip_without_libfaketime();
+	my $node = snowflake_node($name, %params);
+	start_node($node);
+	if (defined $params{rate})
+	{
+		check_clock_rate($node, $params{rate},
+			$clock_test
+			  // "server clock of $name runs at $params{rate} times real speed"
+		);
+	}
+	else
+	{
+		my $offset = $params{offset} // 0;
+		check_clock_offset($node, $offset,
+			$clock_test
+			  // ($offset == 0
+				? "server clock of $name starts at the real time"
+				: "server clock of $name starts $offset s off the real time"));
+	}
 	return $node;
 }
 
@@ -685,6 +732,77 @@ sub psql_timed
 		stdout => \$stdout,
 		stderr => \$stderr);
 	return (time() - $start, $ret, $stdout, $stderr);
+}
+
+=pod
+
+=item alter_system(node, name => value, ...)
+
+ALTER SYSTEM SET each setting to its value (ALTER SYSTEM RESET where the
+value is undef), in that order, then reload the configuration and wait until
+new sessions run under it: until pg_conf_load_time() has moved past the
+reload.  Dies if it does not within the TAP timeout.  Values are quoted as
+string literals, which every type of setting accepts.
+
+=cut
+
+sub alter_system
+{
+	my ($node, @settings) = @_;
+	my $sql = '';
+	while (my ($name, $value) = splice(@settings, 0, 2))
+	{
+		die "alter_system: \"$name\" is not a setting name"
+		  unless $name =~ /^[A-Za-z_][A-Za-z0-9_.]*$/;
+		if (defined $value)
+		{
+			$value =~ s/'/''/g;
+			$sql .= "ALTER SYSTEM SET $name = '$value';\n";
+		}
+		else
+		{
+			$sql .= "ALTER SYSTEM RESET $name;\n";
+		}
+	}
+	my $loaded = $node->safe_psql('postgres',
+		"${sql}SELECT pg_conf_load_time();\nSELECT pg_reload_conf();");
+	($loaded) = split /\n/, $loaded;
+	$node->poll_query_until('postgres',
+		"SELECT pg_conf_load_time() > '$loaded'::timestamptz")
+	  or die "the configuration of node " . $node->name . " was not reloaded";
+	note "on node " . $node->name . ": " . ($sql =~ s/\n/ /gr) . 'reloaded';
+	return;
+}
+
+=pod
+
+=item check_strictly_increasing(node, table, test_name, %params)
+
+Passes if every id in table is greater than the one before it, in the order
+of C<order_by> (default C<n>), within each group of C<partition_by> (default:
+the whole table).  C<id> names another column to check.  Returns the number
+of ids that are not (0 when it passes).
+
+=cut
+
+sub check_strictly_increasing
+{
+	my ($node, $table, $test_name, %params) = @_;
+	my $id       = $params{id}       // 'id';
+	my $order_by = $params{order_by} // 'n';
+	my $window =
+	  defined $params{partition_by}
+	  ? "PARTITION BY $params{partition_by} ORDER BY $order_by"
+	  : "ORDER BY $order_by";
+	my $not_increasing = $node->safe_psql(
+		'postgres', qq{
+SELECT count(*) FROM (
+	SELECT $id AS id, lag($id) OVER ($window) AS prev FROM $table) s
+WHERE id <= prev});
+	is($not_increasing, '0', $test_name)
+	  or diag "$not_increasing ids of $table are not greater than the one "
+	  . "before them ($window)";
+	return $not_increasing;
 }
 
 =pod
