@@ -302,6 +302,8 @@ registry_shmem_startup(void)
 		pg_atomic_init_u64(&registry_state->fast_gate, CLAIM_PENDING);
 		pg_atomic_init_u64(&registry_state->fast_deadline_us, 0);
 		pg_atomic_init_u64(&registry_state->fast_ceiling_ms, 0);
+		pg_atomic_init_u64(&registry_state->fast_lease_end_us, 0);
+		pg_atomic_init_u64(&registry_state->fast_lease_ceiling_ms, 0);
 		SpinLockInit(&registry_state->mutex);
 		registry_state->status = CLAIM_PENDING;
 		registry_state->worker_id = -1;
@@ -351,6 +353,27 @@ registry_claim_usable(SnowflakeClaimStatus status, uint64 deadline_us)
 }
 
 /*
+ * The deadline and the ceiling this backend applies: those of the registry
+ * worker's lease, and the lease's own limits wherever this backend's
+ * snowflake.registry_require_check_in is on (see SnowflakeRegistryState).
+ */
+static inline uint64
+registry_deadline_us(void)
+{
+	return pg_atomic_read_u64(registry_require_check_in ?
+							  &registry_state->fast_lease_end_us :
+							  &registry_state->fast_deadline_us);
+}
+
+static inline uint64
+registry_ceiling_ms(void)
+{
+	return pg_atomic_read_u64(registry_require_check_in ?
+							  &registry_state->fast_lease_ceiling_ms :
+							  &registry_state->fast_ceiling_ms);
+}
+
+/*
  * Return once this server may generate with its claim (see registry.h).
  * The usual case costs three atomic reads, and a read of the monotonic clock
  * with snowflake.registry_require_check_in.  While the claim is not usable,
@@ -374,8 +397,7 @@ snowflake_registry_gate(int max_wait_ms)
 
 		/* the worker id and the deadline were written before the gate */
 		pg_read_barrier();
-		if (registry_claim_usable(GATE_STATUS(gate),
-								  pg_atomic_read_u64(&registry_state->fast_deadline_us)))
+		if (registry_claim_usable(GATE_STATUS(gate), registry_deadline_us()))
 			return gate;
 
 		SpinLockAcquire(&registry_state->mutex);
@@ -419,10 +441,9 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 
 	now_gate = pg_atomic_read_u64(&registry_state->fast_gate);
 	pg_read_barrier();
-	ceiling_ms = pg_atomic_read_u64(&registry_state->fast_ceiling_ms);
+	ceiling_ms = registry_ceiling_ms();
 	if ((now_gate >> 8) == (gate >> 8) &&
-		registry_claim_usable(GATE_STATUS(now_gate),
-							  pg_atomic_read_u64(&registry_state->fast_deadline_us)) &&
+		registry_claim_usable(GATE_STATUS(now_gate), registry_deadline_us()) &&
 		(ceiling_ms == REGISTRY_UNLIMITED || end_ms <= (int64) ceiling_ms))
 		return;
 

@@ -126,8 +126,13 @@ typedef enum SnowflakeClaimStatus
  * fast_deadline_us is the monotonic time at which the claim stops being
  * usable (the last successful check-in, as sent, plus the takeover delay
  * agreed with the registry) and fast_ceiling_ms the latest ID time this
- * server promised the registry; both are REGISTRY_UNLIMITED otherwise.  The
- * registry worker writes them after the fields under mutex, and fast_gate
+ * server promised the registry; both are REGISTRY_UNLIMITED otherwise.
+ * fast_lease_end_us and fast_lease_ceiling_ms are the same limits whether
+ * or not the worker's lease requires check-ins: a backend whose own
+ * snowflake.registry_require_check_in is on applies them, so that turning
+ * the setting on stops generation without check-ins even before the
+ * registry worker has acted on the reload (or if it is stuck).  The
+ * registry worker writes these after the fields under mutex, and fast_gate
  * last.
  */
 typedef struct SnowflakeRegistryState
@@ -135,6 +140,8 @@ typedef struct SnowflakeRegistryState
 	pg_atomic_uint64 fast_gate;
 	pg_atomic_uint64 fast_deadline_us;
 	pg_atomic_uint64 fast_ceiling_ms;
+	pg_atomic_uint64 fast_lease_end_us;
+	pg_atomic_uint64 fast_lease_ceiling_ms;
 	slock_t		mutex;
 	SnowflakeClaimStatus status;
 	uint64		generation;

@@ -390,6 +390,8 @@ registry_publish_limits(SnowflakeClaimStatus status)
 {
 	uint64		deadline_us = REGISTRY_UNLIMITED;
 	uint64		ceiling_ms = REGISTRY_UNLIMITED;
+	uint64		lease_end_us;
+	uint64		lease_ceiling_ms;
 
 	/* kept in shared memory for a registry worker that restarts */
 	SpinLockAcquire(&registry_state->mutex);
@@ -399,12 +401,17 @@ registry_publish_limits(SnowflakeClaimStatus status)
 	registry_state->lease_ceiling_unix_ms = lease_ceiling_unix_ms;
 	SpinLockRelease(&registry_state->mutex);
 
+	lease_end_us = status == CLAIM_HELD ?
+		lease_confirmed_us + (uint64) lease_delay_ms * 1000 : 0;
+	lease_ceiling_ms = (uint64) Max(snowflake_unix_to_id_ms(lease_ceiling_unix_ms), 0);
 	if (lease_required)
 	{
-		deadline_us = status == CLAIM_HELD ?
-			lease_confirmed_us + (uint64) lease_delay_ms * 1000 : 0;
-		ceiling_ms = (uint64) Max(snowflake_unix_to_id_ms(lease_ceiling_unix_ms), 0);
+		deadline_us = lease_end_us;
+		ceiling_ms = lease_ceiling_ms;
 	}
+	pg_atomic_write_u64(&registry_state->fast_lease_end_us, lease_end_us);
+	pg_atomic_write_u64(&registry_state->fast_lease_ceiling_ms,
+						lease_ceiling_ms);
 	pg_atomic_write_u64(&registry_state->fast_deadline_us, deadline_us);
 	pg_atomic_write_u64(&registry_state->fast_ceiling_ms, ceiling_ms);
 }
