@@ -44,23 +44,42 @@
 char		registry_schema[2 * NAMEDATALEN + 3];
 
 /*
- * How long one connection attempt or one statement may take.  Nothing waits
+ * During the worker's rounds, how long one connection attempt or one
+ * statement may take, stopped early by a shutdown request.  Nothing waits
  * for longer than a check-in interval (or a second): a registry that slow
  * counts as unreachable, and the next round tries again.
  */
-long
-registry_timeout_ms(void)
+RegistryPatience
+registry_patience_in_rounds(void)
 {
-	return Max(registry_check_in_interval, 1000);
+	RegistryPatience patience;
+
+	patience.timeout_ms = Max(registry_check_in_interval, 1000);
+	patience.stop_at_shutdown = true;
+	return patience;
+}
+
+/*
+ * At a clean shutdown: a second at most, and the shutdown request does not
+ * end it.
+ */
+RegistryPatience
+registry_patience_at_shutdown(void)
+{
+	RegistryPatience patience;
+
+	patience.timeout_ms = 1000;
+	patience.stop_at_shutdown = false;
+	return patience;
 }
 
 /*
  * Wait for the registry's socket (or the latch, or the deadline).  Returns
- * false at the deadline, and on a shutdown request when interruptible.
+ * false at the deadline, and on a shutdown request if patience says so.
  */
 static bool
 registry_wait_socket(PGconn *conn, int io_flag, uint64 deadline_us,
-					 bool interruptible)
+					 RegistryPatience patience)
 {
 	for (;;)
 	{
@@ -77,7 +96,7 @@ registry_wait_socket(PGconn *conn, int io_flag, uint64 deadline_us,
 		if (rc & WL_LATCH_SET)
 		{
 			ResetLatch(MyLatch);
-			if (interruptible && ShutdownRequestPending)
+			if (patience.stop_at_shutdown && ShutdownRequestPending)
 				return false;
 		}
 		if (rc & io_flag)
@@ -106,11 +125,12 @@ registry_set_reason(char *reason, const char *prefix, PGconn *conn)
  * failure return NULL with *reason set.
  */
 static PGconn *
-registry_connect(bool interruptible, long timeout_ms, char *reason)
+registry_connect(RegistryPatience patience, char *reason)
 {
 	const char *keywords[] = {"dbname", "fallback_application_name", NULL};
 	const char *values[] = {registry_conninfo, "snowflake registry worker", NULL};
-	uint64		deadline_us = registry_monotonic_us() + timeout_ms * 1000;
+	uint64		deadline_us = registry_monotonic_us() +
+		patience.timeout_ms * 1000;
 	PostgresPollingStatusType status = PGRES_POLLING_WRITING;
 	PGconn	   *conn;
 
@@ -126,11 +146,11 @@ registry_connect(bool interruptible, long timeout_ms, char *reason)
 		if (!registry_wait_socket(conn,
 								  status == PGRES_POLLING_READING ?
 								  WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
-								  deadline_us, interruptible))
+								  deadline_us, patience))
 		{
 			snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
 					 "Connecting to the registry did not complete within %ld ms.",
-					 timeout_ms);
+					 patience.timeout_ms);
 			PQfinish(conn);
 			return NULL;
 		}
@@ -147,15 +167,16 @@ registry_connect(bool interruptible, long timeout_ms, char *reason)
 
 /*
  * Run one statement that returns one row.  On any failure (an error, a
- * timeout, a shutdown request when interruptible, or not exactly one row)
+ * timeout, a shutdown request if patience says so, or not exactly one row)
  * return NULL with *reason set; the caller then drops the connection.
  */
 PGresult *
 registry_exec(PGconn *conn, const char *query, int nparams,
-			  const char *const *params, bool interruptible, long timeout_ms,
+			  const char *const *params, RegistryPatience patience,
 			  char *reason)
 {
-	uint64		deadline_us = registry_monotonic_us() + timeout_ms * 1000;
+	uint64		deadline_us = registry_monotonic_us() +
+		patience.timeout_ms * 1000;
 	PGresult   *result = NULL;
 	PGresult   *next;
 
@@ -170,11 +191,11 @@ registry_exec(PGconn *conn, const char *query, int nparams,
 		while (PQisBusy(conn))
 		{
 			if (!registry_wait_socket(conn, WL_SOCKET_READABLE, deadline_us,
-									  interruptible))
+									  patience))
 			{
 				snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
 						 "The registry did not answer within %ld ms.",
-						 timeout_ms);
+						 patience.timeout_ms);
 				PQclear(result);
 				return NULL;
 			}
@@ -222,8 +243,8 @@ registry_ask(PGconn *conn, const char *call, int nparams,
 			 "SELECT " REGISTRY_ANSWER_COLUMNS " FROM %s.%s a",
 			 registry_schema, call);
 	*sent_us = registry_monotonic_us();
-	result = registry_exec(conn, query, nparams, params, true,
-						   registry_timeout_ms(), reason);
+	result = registry_exec(conn, query, nparams, params,
+						   registry_patience_in_rounds(), reason);
 	*received_us = registry_monotonic_us();
 	if (result == NULL)
 		return false;
@@ -251,7 +272,7 @@ registry_ask(PGconn *conn, const char *call, int nparams,
  * failure return NULL with *reason set.
  */
 PGconn *
-registry_open(bool interruptible, long timeout_ms, char *reason)
+registry_open(RegistryPatience patience, char *reason)
 {
 	PGconn	   *conn;
 	PGresult   *result;
@@ -259,7 +280,7 @@ registry_open(bool interruptible, long timeout_ms, char *reason)
 	const char *params[1];
 	const char *version;
 
-	conn = registry_connect(interruptible, timeout_ms, reason);
+	conn = registry_connect(patience, reason);
 	if (conn == NULL)
 		return NULL;
 
@@ -269,7 +290,7 @@ registry_open(bool interruptible, long timeout_ms, char *reason)
 	 * its client went away, and the connections of the retries would pile
 	 * up on the registry.
 	 */
-	snprintf(timeout, sizeof(timeout), "%ld", timeout_ms);
+	snprintf(timeout, sizeof(timeout), "%ld", patience.timeout_ms);
 	params[0] = timeout;
 	result = registry_exec(conn,
 						   "SELECT pg_catalog.quote_ident(n.nspname), e.extversion, "
@@ -277,7 +298,7 @@ registry_open(bool interruptible, long timeout_ms, char *reason)
 						   "FROM pg_catalog.pg_extension e "
 						   "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
 						   "WHERE e.extname = 'snowflake'",
-						   1, params, interruptible, timeout_ms, reason);
+						   1, params, patience, reason);
 	if (result == NULL)
 	{
 		if (strcmp(reason, "The registry returned no row.") == 0)

@@ -31,13 +31,25 @@ typedef struct RegistryAnswer
 /* the registry extension's schema, quoted, once connected */
 extern char registry_schema[2 * NAMEDATALEN + 3];
 
-extern long registry_timeout_ms(void);
+/*
+ * How long one connection attempt or one statement may take, and whether a
+ * shutdown request ends the wait early (it does during the worker's
+ * rounds, not while it marks the claim idle at shutdown).
+ */
+typedef struct RegistryPatience
+{
+	long		timeout_ms;
+	bool		stop_at_shutdown;
+} RegistryPatience;
+
+extern RegistryPatience registry_patience_in_rounds(void);
+extern RegistryPatience registry_patience_at_shutdown(void);
 extern PGresult *registry_exec(PGconn *conn, const char *query, int nparams,
-							   const char *const *params, bool interruptible,
-							   long timeout_ms, char *reason);
+							   const char *const *params,
+							   RegistryPatience patience, char *reason);
 extern bool registry_ask(PGconn *conn, const char *call, int nparams,
 						 const char *const *params, RegistryAnswer *answer,
 						 uint64 *sent_us, uint64 *received_us, char *reason);
-extern PGconn *registry_open(bool interruptible, long timeout_ms, char *reason);
+extern PGconn *registry_open(RegistryPatience patience, char *reason);
 
 #endif							/* SNOWFLAKE_REGISTRY_LIBPQ_H */

@@ -48,8 +48,8 @@
 /*---- function declarations ----*/
 
 static bool registry_mark_idle(PGconn *conn, int worker_id,
-							   int64 newest_unix_ms, bool interruptible,
-							   long timeout_ms, char *reason);
+							   int64 newest_unix_ms,
+							   RegistryPatience patience, char *reason);
 
 /* the registry's last failure was logged; reset by a success */
 static bool registry_failure_logged = false;
@@ -387,8 +387,8 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 		{
 			/* give back the id just granted: it is of no use here */
 			registry_publish(CLAIM_LOST, -1, NULL, NULL);
-			if (!registry_mark_idle(conn, answer.worker_id, -1, true,
-									registry_timeout_ms(), reason))
+			if (!registry_mark_idle(conn, answer.worker_id, -1,
+									registry_patience_in_rounds(), reason))
 				return false;
 			return true;
 		}
@@ -456,7 +456,7 @@ registry_claim_key(RegistryClaimKey *key, int worker_id)
  */
 static bool
 registry_mark_idle(PGconn *conn, int worker_id, int64 newest_unix_ms,
-				   bool interruptible, long timeout_ms, char *reason)
+				   RegistryPatience patience, char *reason)
 {
 	RegistryClaimKey key;
 	char		newest[24];
@@ -473,8 +473,7 @@ registry_mark_idle(PGconn *conn, int worker_id, int64 newest_unix_ms,
 	snprintf(query, sizeof(query),
 			 "SELECT %s.snowflake_registry_idle($1, $2, $3, "
 			 REGISTRY_TIME_PARAM(4) ")", registry_schema);
-	result = registry_exec(conn, query, 4, params, interruptible, timeout_ms,
-						   reason);
+	result = registry_exec(conn, query, 4, params, patience, reason);
 	if (result == NULL)
 		return false;
 	PQclear(result);
@@ -535,8 +534,9 @@ registry_check_in(PGconn *conn, char *reason)
 					 strcmp(answer.status, "moved") == 0 ? &answer : NULL,
 					 NULL);
 	lost_unconfirmed = !registry_mark_idle(conn, snowflake_registry_worker_id(),
-										   snowflake_newest_id_unix_ms(), true,
-										   registry_timeout_ms(), reason);
+										   snowflake_newest_id_unix_ms(),
+										   registry_patience_in_rounds(),
+										   reason);
 	return !lost_unconfirmed;
 }
 
@@ -561,12 +561,12 @@ registry_release(PGconn *conn)
 		return;
 
 	if (conn == NULL)
-		conn = registry_open(false, 1000, reason);
+		conn = registry_open(registry_patience_at_shutdown(), reason);
 	if (conn == NULL)
 		return;
 	if (!registry_mark_idle(conn, snowflake_registry_worker_id(),
-							snowflake_newest_id_unix_ms(), false, 1000,
-							reason))
+							snowflake_newest_id_unix_ms(),
+							registry_patience_at_shutdown(), reason))
 		ereport(LOG,
 				(errmsg("could not mark the snowflake claim idle in the registry"),
 				 errdetail_internal("%s", reason)));
@@ -642,15 +642,16 @@ snowflake_registry_main(Datum main_arg)
 		if (status != CLAIM_LOST || lost_unconfirmed)
 		{
 			if (conn == NULL)
-				conn = registry_open(true, registry_timeout_ms(), reason);
+				conn = registry_open(registry_patience_in_rounds(), reason);
 			if (conn == NULL)
 				done = false;
 			else if (status == CLAIM_LOST)
 			{
 				lost_unconfirmed =
 					!registry_mark_idle(conn, snowflake_registry_worker_id(),
-										snowflake_newest_id_unix_ms(), true,
-										registry_timeout_ms(), reason);
+										snowflake_newest_id_unix_ms(),
+										registry_patience_in_rounds(),
+										reason);
 				done = !lost_unconfirmed;
 			}
 			else if (status == CLAIM_HELD)
