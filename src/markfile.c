@@ -64,13 +64,12 @@ static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
 
 /*
- * Was the server shut down cleanly, so that its next start replays no WAL?
- * Read from pg_control, which the shutdown checkpoint has just written.  A
- * standby shut down cleanly (standby_too) replays its primary's WAL again
- * when it starts.
+ * Read the state in pg_control, which the shutdown checkpoint has just
+ * written, into *state.  Returns false if pg_control cannot be read or its
+ * checksum does not match.
  */
-bool
-snowflake_shut_down_cleanly(bool standby_too)
+static bool
+snowflake_read_control_state(DBState *state)
 {
 	ControlFileData control;
 	pg_crc32c	crc;
@@ -87,9 +86,35 @@ snowflake_shut_down_cleanly(bool standby_too)
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &control, offsetof(ControlFileData, crc));
 	FIN_CRC32C(crc);
-	return EQ_CRC32C(crc, control.crc) &&
-		(control.state == DB_SHUTDOWNED ||
-		 (standby_too && control.state == DB_SHUTDOWNED_IN_RECOVERY));
+	if (!EQ_CRC32C(crc, control.crc))
+		return false;
+	*state = control.state;
+	return true;
+}
+
+/*
+ * Was the server shut down cleanly as a primary, so that its next start
+ * replays no WAL?
+ */
+static bool
+snowflake_shut_down_cleanly_as_primary(void)
+{
+	DBState		state;
+
+	return snowflake_read_control_state(&state) && state == DB_SHUTDOWNED;
+}
+
+/*
+ * Was the server shut down cleanly, as a primary or as a standby?  A standby
+ * shut down cleanly replays its primary's WAL again when it starts.
+ */
+bool
+snowflake_shut_down_cleanly(void)
+{
+	DBState		state;
+
+	return snowflake_read_control_state(&state) &&
+		(state == DB_SHUTDOWNED || state == DB_SHUTDOWNED_IN_RECOVERY);
 }
 
 /*
@@ -298,7 +323,7 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. IDs made now could equal or fall below IDs already issued."),
 										 change.data),
 								_("Restore the earlier settings, or set snowflake.accept_layout_change = on for one restart to resume above every earlier ID."));
-	else if (!snowflake_shut_down_cleanly(false))
+	else if (!snowflake_shut_down_cleanly_as_primary())
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly as a primary, and recovery would replay marks of the earlier settings."),
 										 change.data),
 								_("Start once with the earlier settings and shut down cleanly, then change them; change a standby's settings together with its primary's."));
