@@ -12,6 +12,7 @@
 #define SNOWFLAKE_LAYOUT_H
 
 #include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
 
 /*---- ID layout: the one place that knows the widths ----*/
 
@@ -92,9 +93,37 @@ snowflake_compose_id(const SnowflakeLayout *layout, int64 ms,
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
 
 extern SnowflakeLayout snowflake_layout;
+extern int64 snowflake_epoch_unix_ms;
 extern void snowflake_layout_init(SnowflakeLayout *layout, int time_bits,
 								  int datacenter_bits, int worker_bits,
 								  int sequence_bits);
 extern void snowflake_layout_init_twitter(SnowflakeLayout *layout);
+
+/*---- the stamp: what a mark counts in ----*/
+
+/*
+ * An epoch and the four widths: what a mark's milliseconds count in.  The
+ * mark file and the WAL record each carry one, so that a mark is never read
+ * under settings that would give it another meaning.
+ */
+typedef struct SnowflakeStamp
+{
+	int64		epoch_unix_ms;
+	int			time_bits;
+	int			datacenter_bits;
+	int			worker_bits;
+	int			sequence_bits;
+} SnowflakeStamp;
+
+extern void snowflake_stamp_current(SnowflakeStamp *stamp);
+extern void snowflake_stamp_twitter(SnowflakeStamp *stamp,
+									int64 epoch_unix_ms);
+extern bool snowflake_stamp_equal(const SnowflakeStamp *a,
+								  const SnowflakeStamp *b);
+extern void snowflake_stamp_describe_change(StringInfo buf,
+											const SnowflakeStamp *was,
+											const SnowflakeStamp *now);
+extern void snowflake_stamp_layout(const SnowflakeStamp *stamp,
+								   SnowflakeLayout *layout);
 
 #endif							/* SNOWFLAKE_LAYOUT_H */

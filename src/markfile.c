@@ -59,6 +59,10 @@ typedef struct SnowflakeMarkFile
 #define SNOWFLAKE_MARK_V1_SIZE		32
 
 static void snowflake_invalidate_mark(const char *reason);
+static void snowflake_get_file_stamp(const SnowflakeMarkFile *contents,
+									 SnowflakeStamp *stamp);
+static void snowflake_set_file_stamp(SnowflakeMarkFile *contents,
+									 const SnowflakeStamp *stamp);
 static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
 static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
@@ -132,6 +136,7 @@ snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
 	int			expected_size;
 	size_t		crc_offset;
 	pg_crc32c	file_crc;
+	SnowflakeStamp stamp;
 	const char *reason = NULL;
 
 	*missing = false;
@@ -156,10 +161,8 @@ snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		crc_offset = SNOWFLAKE_MARK_V1_CRC_OFFSET;
 		memcpy(&file_crc, (char *) contents + crc_offset, sizeof(file_crc));
 		contents->written_at_ms = PG_INT64_MAX;
-		contents->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
-		contents->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
-		contents->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
-		contents->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+		snowflake_stamp_twitter(&stamp, contents->epoch_unix_ms);
+		snowflake_set_file_stamp(contents, &stamp);
 	}
 	else
 	{
@@ -251,28 +254,39 @@ snowflake_load_mark_file(SnowflakeSharedState *state)
 						(uint64) contents.written_at_ms);
 }
 
-/* Append to buf what changed from the mark file's epoch and layout. */
+/* The epoch and layout the mark file was written under. */
 static void
-snowflake_describe_change(StringInfo buf, const char *name, int64 was,
-						  int64 now)
+snowflake_get_file_stamp(const SnowflakeMarkFile *contents,
+						 SnowflakeStamp *stamp)
 {
-	if (was == now)
-		return;
-	if (buf->len > 0)
-		appendStringInfoString(buf, "; ");
-	appendStringInfo(buf, _("%s was %lld and is now %lld"), name,
-					 (long long) was, (long long) now);
+	stamp->epoch_unix_ms = contents->epoch_unix_ms;
+	stamp->time_bits = contents->time_bits;
+	stamp->datacenter_bits = contents->datacenter_bits;
+	stamp->worker_bits = contents->worker_bits;
+	stamp->sequence_bits = contents->sequence_bits;
+}
+
+static void
+snowflake_set_file_stamp(SnowflakeMarkFile *contents,
+						 const SnowflakeStamp *stamp)
+{
+	contents->epoch_unix_ms = stamp->epoch_unix_ms;
+	contents->time_bits = (uint8) stamp->time_bits;
+	contents->datacenter_bits = (uint8) stamp->datacenter_bits;
+	contents->worker_bits = (uint8) stamp->worker_bits;
+	contents->sequence_bits = (uint8) stamp->sequence_bits;
 }
 
 /* Was the mark file written under another epoch or layout? */
 static bool
 snowflake_layout_changed(const SnowflakeMarkFile *contents)
 {
-	return contents->epoch_unix_ms != snowflake_epoch_unix_ms ||
-		contents->time_bits != snowflake_layout.time_bits ||
-		contents->datacenter_bits != snowflake_layout.datacenter_bits ||
-		contents->worker_bits != snowflake_layout.worker_bits ||
-		contents->sequence_bits != snowflake_layout.sequence_bits;
+	SnowflakeStamp was;
+	SnowflakeStamp now;
+
+	snowflake_get_file_stamp(contents, &was);
+	snowflake_stamp_current(&now);
+	return !snowflake_stamp_equal(&was, &now);
 }
 
 /*
@@ -291,29 +305,19 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 						const SnowflakeMarkFile *contents)
 {
 	StringInfoData change;
+	SnowflakeStamp was;
+	SnowflakeStamp now;
 	SnowflakeLayout old_layout;
 	uint64		old_bound;
 	int64		floor_ms;
 	int			us_into_ms;
 
+	snowflake_get_file_stamp(contents, &was);
+	snowflake_stamp_current(&now);
 	initStringInfo(&change);
-	snowflake_describe_change(&change, "snowflake.epoch (ms since 1970)",
-							  contents->epoch_unix_ms, snowflake_epoch_unix_ms);
-	snowflake_describe_change(&change, "snowflake.time_bits",
-							  contents->time_bits, snowflake_layout.time_bits);
-	snowflake_describe_change(&change, "snowflake.datacenter_bits",
-							  contents->datacenter_bits,
-							  snowflake_layout.datacenter_bits);
-	snowflake_describe_change(&change, "snowflake.worker_bits",
-							  contents->worker_bits,
-							  snowflake_layout.worker_bits);
-	snowflake_describe_change(&change, "snowflake.sequence_bits",
-							  contents->sequence_bits,
-							  snowflake_layout.sequence_bits);
+	snowflake_stamp_describe_change(&change, &was, &now);
 
-	snowflake_layout_init(&old_layout, contents->time_bits,
-						  contents->datacenter_bits, contents->worker_bits,
-						  contents->sequence_bits);
+	snowflake_stamp_layout(&was, &old_layout);
 	old_bound = (uint64) contents->mark_ms << old_layout.time_shift;
 	floor_ms = (int64) ((old_bound - 1) >> snowflake_layout.time_shift) + 1;
 	if (old_bound == 0)
@@ -375,17 +379,15 @@ static bool
 snowflake_write_mark_contents(int64 mark_ms, int64 written_at_ms, int elevel)
 {
 	SnowflakeMarkFile contents;
+	SnowflakeStamp stamp;
 
 	memset(&contents, 0, sizeof(contents));
 	contents.magic = SNOWFLAKE_MARK_MAGIC;
 	contents.version = SNOWFLAKE_MARK_VERSION;
-	contents.epoch_unix_ms = snowflake_epoch_unix_ms;
+	snowflake_stamp_current(&stamp);
+	snowflake_set_file_stamp(&contents, &stamp);
 	contents.mark_ms = mark_ms;
 	contents.written_at_ms = written_at_ms;
-	contents.time_bits = (uint8) snowflake_layout.time_bits;
-	contents.datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
-	contents.worker_bits = (uint8) snowflake_layout.worker_bits;
-	contents.sequence_bits = (uint8) snowflake_layout.sequence_bits;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeMarkFile, crc));
 	FIN_CRC32C(contents.crc);

@@ -85,9 +85,6 @@ bool		snowflake_accept_layout_change = false;
 /* the module was preloaded: the server's layout is fixed at start */
 bool		snowflake_preloaded = false;
 
-/* the epoch parsed from snowflake.epoch, in milliseconds since 1970 */
-int64		snowflake_epoch_unix_ms;
-
 /*
  * Set when snowflake.epoch from postgresql.conf failed its check in a
  * session that loaded the module without the preload: the setting then keeps

@@ -58,7 +58,6 @@ extern int	snowflake_max_lead_ms;
 extern int	snowflake_max_clock_jump_s;
 extern bool snowflake_accept_layout_change;
 extern bool snowflake_preloaded;
-extern int64 snowflake_epoch_unix_ms;
 extern const char *snowflake_epoch_error;
 extern const SnowflakeSetting *snowflake_width_error;
 extern const char *snowflake_width_error_value;
