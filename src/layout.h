@@ -45,8 +45,22 @@ typedef struct SnowflakeLayout
 #define SNOWFLAKE_DEFAULT_WORKER_BITS		5
 #define SNOWFLAKE_DEFAULT_SEQUENCE_BITS		12
 
+/*
+ * The widths a server's layout may have, the bounds of its settings, which
+ * a mark file's layout keeps to as well.  The four add up to at most
+ * SNOWFLAKE_MAX_ID_BITS, the bits of a positive bigint.  A foreign layout
+ * (snowflake_parse_with_layout) has the same maxima.
+ */
+#define SNOWFLAKE_MIN_TIME_BITS				32
+#define SNOWFLAKE_MAX_TIME_BITS				63
+#define SNOWFLAKE_MAX_NODE_BITS				30
+#define SNOWFLAKE_MIN_SEQUENCE_BITS			1
+#define SNOWFLAKE_MAX_SEQUENCE_BITS			31
+#define SNOWFLAKE_MAX_ID_BITS				63
+
 StaticAssertDecl(SNOWFLAKE_DEFAULT_TIME_BITS + SNOWFLAKE_DEFAULT_DATACENTER_BITS +
-				 SNOWFLAKE_DEFAULT_WORKER_BITS + SNOWFLAKE_DEFAULT_SEQUENCE_BITS == 63,
+				 SNOWFLAKE_DEFAULT_WORKER_BITS + SNOWFLAKE_DEFAULT_SEQUENCE_BITS ==
+				 SNOWFLAKE_MAX_ID_BITS,
 				 "Twitter's layout uses bits 0-62 exactly");
 
 /* The parts of an ID, which the caller has checked is not negative. */

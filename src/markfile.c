@@ -188,9 +188,11 @@ snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		FIN_CRC32C(crc);
 		if (!EQ_CRC32C(crc, file_crc))
 			reason = _("Its checksum does not match its contents.");
-		else if (contents->time_bits < 32 || contents->sequence_bits < 1 ||
+		else if (contents->time_bits < SNOWFLAKE_MIN_TIME_BITS ||
+				 contents->sequence_bits < SNOWFLAKE_MIN_SEQUENCE_BITS ||
 				 contents->time_bits + contents->datacenter_bits +
-				 contents->worker_bits + contents->sequence_bits > 63)
+				 contents->worker_bits + contents->sequence_bits >
+				 SNOWFLAKE_MAX_ID_BITS)
 			reason = _("It names a layout that is not valid.");
 		else if (contents->mark_ms < 0 ||
 				 contents->mark_ms > (INT64CONST(1) << contents->time_bits))

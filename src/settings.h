@@ -44,9 +44,6 @@ typedef struct SnowflakeSetting
 								 * snowflake_node_id_max */
 } SnowflakeSetting;
 
-/* the largest node ids any layout allows, to define the settings with */
-#define SNOWFLAKE_MAX_NODE_BITS		30
-
 /* the number of entries of snowflake_settings, which settings.c checks */
 #define SNOWFLAKE_NUM_SETTINGS		16
 
