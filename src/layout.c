@@ -46,26 +46,38 @@ snowflake_layout_init_twitter(SnowflakeLayout *layout)
 						  SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
 }
 
+/* A stamp from an epoch and four widths, as a mark file or record holds them. */
+void
+snowflake_stamp_make(SnowflakeStamp *stamp, int64 epoch_unix_ms,
+					 int time_bits, int datacenter_bits, int worker_bits,
+					 int sequence_bits)
+{
+	stamp->epoch_unix_ms = epoch_unix_ms;
+	stamp->time_bits = time_bits;
+	stamp->datacenter_bits = datacenter_bits;
+	stamp->worker_bits = worker_bits;
+	stamp->sequence_bits = sequence_bits;
+}
+
 /* The server's stamp: its epoch and layout. */
 void
 snowflake_stamp_current(SnowflakeStamp *stamp)
 {
-	stamp->epoch_unix_ms = snowflake_epoch_unix_ms;
-	stamp->time_bits = snowflake_layout.time_bits;
-	stamp->datacenter_bits = snowflake_layout.datacenter_bits;
-	stamp->worker_bits = snowflake_layout.worker_bits;
-	stamp->sequence_bits = snowflake_layout.sequence_bits;
+	snowflake_stamp_make(stamp, snowflake_epoch_unix_ms,
+						 snowflake_layout.time_bits,
+						 snowflake_layout.datacenter_bits,
+						 snowflake_layout.worker_bits,
+						 snowflake_layout.sequence_bits);
 }
 
 /* The stamp of snowflake 1.0's marks: Twitter's layout in that epoch. */
 void
 snowflake_stamp_twitter(SnowflakeStamp *stamp, int64 epoch_unix_ms)
 {
-	stamp->epoch_unix_ms = epoch_unix_ms;
-	stamp->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
-	stamp->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
-	stamp->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
-	stamp->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+	snowflake_stamp_make(stamp, epoch_unix_ms, SNOWFLAKE_DEFAULT_TIME_BITS,
+						 SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+						 SNOWFLAKE_DEFAULT_WORKER_BITS,
+						 SNOWFLAKE_DEFAULT_SEQUENCE_BITS);
 }
 
 bool

@@ -129,6 +129,28 @@ typedef struct SnowflakeStamp
 	int			sequence_bits;
 } SnowflakeStamp;
 
+/*
+ * The mark file and the WAL record each keep a stamp as fields named
+ * epoch_unix_ms, time_bits, datacenter_bits, worker_bits and
+ * sequence_bits, the widths in a uint8 each: read one from, or write one
+ * to, such a struct.
+ */
+#define SNOWFLAKE_STAMP_LOAD(stamp, stored) \
+	snowflake_stamp_make((stamp), (stored)->epoch_unix_ms, \
+						 (stored)->time_bits, (stored)->datacenter_bits, \
+						 (stored)->worker_bits, (stored)->sequence_bits)
+#define SNOWFLAKE_STAMP_STORE(stored, stamp) \
+	do { \
+		(stored)->epoch_unix_ms = (stamp)->epoch_unix_ms; \
+		(stored)->time_bits = (uint8) (stamp)->time_bits; \
+		(stored)->datacenter_bits = (uint8) (stamp)->datacenter_bits; \
+		(stored)->worker_bits = (uint8) (stamp)->worker_bits; \
+		(stored)->sequence_bits = (uint8) (stamp)->sequence_bits; \
+	} while (0)
+
+extern void snowflake_stamp_make(SnowflakeStamp *stamp, int64 epoch_unix_ms,
+								 int time_bits, int datacenter_bits,
+								 int worker_bits, int sequence_bits);
 extern void snowflake_stamp_current(SnowflakeStamp *stamp);
 extern void snowflake_stamp_twitter(SnowflakeStamp *stamp,
 									int64 epoch_unix_ms);

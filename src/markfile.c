@@ -59,10 +59,6 @@ typedef struct SnowflakeMarkFile
 #define SNOWFLAKE_MARK_V1_SIZE		32
 
 static void snowflake_invalidate_mark(const char *reason);
-static void snowflake_get_file_stamp(const SnowflakeMarkFile *contents,
-									 SnowflakeStamp *stamp);
-static void snowflake_set_file_stamp(SnowflakeMarkFile *contents,
-									 const SnowflakeStamp *stamp);
 static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
 static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
@@ -162,7 +158,7 @@ snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		memcpy(&file_crc, (char *) contents + crc_offset, sizeof(file_crc));
 		contents->written_at_ms = PG_INT64_MAX;
 		snowflake_stamp_twitter(&stamp, contents->epoch_unix_ms);
-		snowflake_set_file_stamp(contents, &stamp);
+		SNOWFLAKE_STAMP_STORE(contents, &stamp);
 	}
 	else
 	{
@@ -256,29 +252,6 @@ snowflake_load_mark_file(SnowflakeSharedState *state)
 						(uint64) contents.written_at_ms);
 }
 
-/* The epoch and layout the mark file was written under. */
-static void
-snowflake_get_file_stamp(const SnowflakeMarkFile *contents,
-						 SnowflakeStamp *stamp)
-{
-	stamp->epoch_unix_ms = contents->epoch_unix_ms;
-	stamp->time_bits = contents->time_bits;
-	stamp->datacenter_bits = contents->datacenter_bits;
-	stamp->worker_bits = contents->worker_bits;
-	stamp->sequence_bits = contents->sequence_bits;
-}
-
-static void
-snowflake_set_file_stamp(SnowflakeMarkFile *contents,
-						 const SnowflakeStamp *stamp)
-{
-	contents->epoch_unix_ms = stamp->epoch_unix_ms;
-	contents->time_bits = (uint8) stamp->time_bits;
-	contents->datacenter_bits = (uint8) stamp->datacenter_bits;
-	contents->worker_bits = (uint8) stamp->worker_bits;
-	contents->sequence_bits = (uint8) stamp->sequence_bits;
-}
-
 /* Was the mark file written under another epoch or layout? */
 static bool
 snowflake_layout_changed(const SnowflakeMarkFile *contents)
@@ -286,7 +259,7 @@ snowflake_layout_changed(const SnowflakeMarkFile *contents)
 	SnowflakeStamp was;
 	SnowflakeStamp now;
 
-	snowflake_get_file_stamp(contents, &was);
+	SNOWFLAKE_STAMP_LOAD(&was, contents);
 	snowflake_stamp_current(&now);
 	return !snowflake_stamp_equal(&was, &now);
 }
@@ -314,7 +287,7 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 	int64		floor_ms;
 	int			us_into_ms;
 
-	snowflake_get_file_stamp(contents, &was);
+	SNOWFLAKE_STAMP_LOAD(&was, contents);
 	snowflake_stamp_current(&now);
 	initStringInfo(&change);
 	snowflake_stamp_describe_change(&change, &was, &now);
@@ -387,7 +360,7 @@ snowflake_write_mark_contents(int64 mark_ms, int64 written_at_ms, int elevel)
 	contents.magic = SNOWFLAKE_MARK_MAGIC;
 	contents.version = SNOWFLAKE_MARK_VERSION;
 	snowflake_stamp_current(&stamp);
-	snowflake_set_file_stamp(&contents, &stamp);
+	SNOWFLAKE_STAMP_STORE(&contents, &stamp);
 	contents.mark_ms = mark_ms;
 	contents.written_at_ms = written_at_ms;
 	INIT_CRC32C(contents.crc);

@@ -35,29 +35,6 @@ RmgrData	snowflake_rmgr = {
 	.rm_identify = snowflake_identify,
 };
 
-/* The epoch and layout a mark record counts in. */
-static void
-snowflake_get_record_stamp(const xl_snowflake_mark *xlrec,
-						   SnowflakeStamp *stamp)
-{
-	stamp->epoch_unix_ms = xlrec->epoch_unix_ms;
-	stamp->time_bits = xlrec->time_bits;
-	stamp->datacenter_bits = xlrec->datacenter_bits;
-	stamp->worker_bits = xlrec->worker_bits;
-	stamp->sequence_bits = xlrec->sequence_bits;
-}
-
-static void
-snowflake_set_record_stamp(xl_snowflake_mark *xlrec,
-						   const SnowflakeStamp *stamp)
-{
-	xlrec->epoch_unix_ms = stamp->epoch_unix_ms;
-	xlrec->time_bits = (uint8) stamp->time_bits;
-	xlrec->datacenter_bits = (uint8) stamp->datacenter_bits;
-	xlrec->worker_bits = (uint8) stamp->worker_bits;
-	xlrec->sequence_bits = (uint8) stamp->sequence_bits;
-}
-
 /* A WAL record of mark_ms, with the epoch and layout it counts in. */
 void
 snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
@@ -67,7 +44,7 @@ snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
 	memset(xlrec, 0, sizeof(*xlrec));
 	xlrec->mark_ms = mark_ms;
 	snowflake_stamp_current(&stamp);
-	snowflake_set_record_stamp(xlrec, &stamp);
+	SNOWFLAKE_STAMP_STORE(xlrec, &stamp);
 }
 
 /*
@@ -107,7 +84,7 @@ snowflake_redo(XLogReaderState *record)
 	 * mean other IDs: a standby configured unlike its primary must not
 	 * generate after a promotion.
 	 */
-	snowflake_get_record_stamp(&xlrec, &was);
+	SNOWFLAKE_STAMP_LOAD(&was, &xlrec);
 	snowflake_stamp_current(&now);
 	if (!snowflake_stamp_equal(&was, &now))
 	{
@@ -167,7 +144,7 @@ snowflake_read_mark_record(XLogReaderState *record, xl_snowflake_mark *xlrec)
 		memcpy(&xlrec->mark_ms, XLogRecGetData(record),
 			   SIZEOF_XL_SNOWFLAKE_MARK_V1);
 		snowflake_stamp_twitter(&stamp, snowflake_epoch_unix_ms);
-		snowflake_set_record_stamp(xlrec, &stamp);
+		SNOWFLAKE_STAMP_STORE(xlrec, &stamp);
 		return;
 	}
 	memcpy(xlrec, XLogRecGetData(record), sizeof(*xlrec));
