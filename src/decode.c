@@ -126,7 +126,8 @@ snowflake_parse_with_layout(PG_FUNCTION_ARGS)
 
 	for (int i = 0; i < 4; i++)
 	{
-		int			max_width = i == 0 ? 63 : i == 3 ? 31 : SNOWFLAKE_MAX_NODE_BITS;
+		int			max_width = i == 0 ? SNOWFLAKE_MAX_TIME_BITS :
+			i == 3 ? SNOWFLAKE_MAX_SEQUENCE_BITS : SNOWFLAKE_MAX_NODE_BITS;
 
 		widths[i] = PG_GETARG_INT32(i + 2);
 		if (widths[i] < (i == 0 ? 1 : 0) || widths[i] > max_width)
@@ -138,7 +139,7 @@ snowflake_parse_with_layout(PG_FUNCTION_ARGS)
 							   i == 0 ? 1 : 0, max_width)));
 		total += widths[i];
 	}
-	if (total > 63)
+	if (total > SNOWFLAKE_MAX_ID_BITS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid snowflake layout: %d bits do not fit in a positive bigint",

@@ -64,13 +64,12 @@ static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
 
 /*
- * Was the server shut down cleanly, so that its next start replays no WAL?
- * Read from pg_control, which the shutdown checkpoint has just written.  A
- * standby shut down cleanly (standby_too) replays its primary's WAL again
- * when it starts.
+ * Read the state in pg_control, which the shutdown checkpoint has just
+ * written, into *state.  Returns false if pg_control cannot be read or its
+ * checksum does not match.
  */
-bool
-snowflake_shut_down_cleanly(bool standby_too)
+static bool
+snowflake_read_control_state(DBState *state)
 {
 	ControlFileData control;
 	pg_crc32c	crc;
@@ -87,9 +86,35 @@ snowflake_shut_down_cleanly(bool standby_too)
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &control, offsetof(ControlFileData, crc));
 	FIN_CRC32C(crc);
-	return EQ_CRC32C(crc, control.crc) &&
-		(control.state == DB_SHUTDOWNED ||
-		 (standby_too && control.state == DB_SHUTDOWNED_IN_RECOVERY));
+	if (!EQ_CRC32C(crc, control.crc))
+		return false;
+	*state = control.state;
+	return true;
+}
+
+/*
+ * Was the server shut down cleanly as a primary, so that its next start
+ * replays no WAL?
+ */
+static bool
+snowflake_shut_down_cleanly_as_primary(void)
+{
+	DBState		state;
+
+	return snowflake_read_control_state(&state) && state == DB_SHUTDOWNED;
+}
+
+/*
+ * Was the server shut down cleanly, as a primary or as a standby?  A standby
+ * shut down cleanly replays its primary's WAL again when it starts.
+ */
+bool
+snowflake_shut_down_cleanly(void)
+{
+	DBState		state;
+
+	return snowflake_read_control_state(&state) &&
+		(state == DB_SHUTDOWNED || state == DB_SHUTDOWNED_IN_RECOVERY);
 }
 
 /*
@@ -107,6 +132,7 @@ snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
 	int			expected_size;
 	size_t		crc_offset;
 	pg_crc32c	file_crc;
+	SnowflakeStamp stamp;
 	const char *reason = NULL;
 
 	*missing = false;
@@ -131,10 +157,8 @@ snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		crc_offset = SNOWFLAKE_MARK_V1_CRC_OFFSET;
 		memcpy(&file_crc, (char *) contents + crc_offset, sizeof(file_crc));
 		contents->written_at_ms = PG_INT64_MAX;
-		contents->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
-		contents->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
-		contents->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
-		contents->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+		snowflake_stamp_twitter(&stamp, contents->epoch_unix_ms);
+		SNOWFLAKE_STAMP_STORE(contents, &stamp);
 	}
 	else
 	{
@@ -160,9 +184,11 @@ snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
 		FIN_CRC32C(crc);
 		if (!EQ_CRC32C(crc, file_crc))
 			reason = _("Its checksum does not match its contents.");
-		else if (contents->time_bits < 32 || contents->sequence_bits < 1 ||
+		else if (contents->time_bits < SNOWFLAKE_MIN_TIME_BITS ||
+				 contents->sequence_bits < SNOWFLAKE_MIN_SEQUENCE_BITS ||
 				 contents->time_bits + contents->datacenter_bits +
-				 contents->worker_bits + contents->sequence_bits > 63)
+				 contents->worker_bits + contents->sequence_bits >
+				 SNOWFLAKE_MAX_ID_BITS)
 			reason = _("It names a layout that is not valid.");
 		else if (contents->mark_ms < 0 ||
 				 contents->mark_ms > (INT64CONST(1) << contents->time_bits))
@@ -226,28 +252,16 @@ snowflake_load_mark_file(SnowflakeSharedState *state)
 						(uint64) contents.written_at_ms);
 }
 
-/* Append to buf what changed from the mark file's epoch and layout. */
-static void
-snowflake_describe_change(StringInfo buf, const char *name, int64 was,
-						  int64 now)
-{
-	if (was == now)
-		return;
-	if (buf->len > 0)
-		appendStringInfoString(buf, "; ");
-	appendStringInfo(buf, _("%s was %lld and is now %lld"), name,
-					 (long long) was, (long long) now);
-}
-
 /* Was the mark file written under another epoch or layout? */
 static bool
 snowflake_layout_changed(const SnowflakeMarkFile *contents)
 {
-	return contents->epoch_unix_ms != snowflake_epoch_unix_ms ||
-		contents->time_bits != snowflake_layout.time_bits ||
-		contents->datacenter_bits != snowflake_layout.datacenter_bits ||
-		contents->worker_bits != snowflake_layout.worker_bits ||
-		contents->sequence_bits != snowflake_layout.sequence_bits;
+	SnowflakeStamp was;
+	SnowflakeStamp now;
+
+	SNOWFLAKE_STAMP_LOAD(&was, contents);
+	snowflake_stamp_current(&now);
+	return !snowflake_stamp_equal(&was, &now);
 }
 
 /*
@@ -266,29 +280,19 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 						const SnowflakeMarkFile *contents)
 {
 	StringInfoData change;
+	SnowflakeStamp was;
+	SnowflakeStamp now;
 	SnowflakeLayout old_layout;
 	uint64		old_bound;
 	int64		floor_ms;
 	int			us_into_ms;
 
+	SNOWFLAKE_STAMP_LOAD(&was, contents);
+	snowflake_stamp_current(&now);
 	initStringInfo(&change);
-	snowflake_describe_change(&change, "snowflake.epoch (ms since 1970)",
-							  contents->epoch_unix_ms, snowflake_epoch_unix_ms);
-	snowflake_describe_change(&change, "snowflake.time_bits",
-							  contents->time_bits, snowflake_layout.time_bits);
-	snowflake_describe_change(&change, "snowflake.datacenter_bits",
-							  contents->datacenter_bits,
-							  snowflake_layout.datacenter_bits);
-	snowflake_describe_change(&change, "snowflake.worker_bits",
-							  contents->worker_bits,
-							  snowflake_layout.worker_bits);
-	snowflake_describe_change(&change, "snowflake.sequence_bits",
-							  contents->sequence_bits,
-							  snowflake_layout.sequence_bits);
+	snowflake_stamp_describe_change(&change, &was, &now);
 
-	snowflake_layout_init(&old_layout, contents->time_bits,
-						  contents->datacenter_bits, contents->worker_bits,
-						  contents->sequence_bits);
+	snowflake_stamp_layout(&was, &old_layout);
 	old_bound = (uint64) contents->mark_ms << old_layout.time_shift;
 	floor_ms = (int64) ((old_bound - 1) >> snowflake_layout.time_shift) + 1;
 	if (old_bound == 0)
@@ -298,7 +302,7 @@ snowflake_accept_layout(SnowflakeSharedState *state,
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s. IDs made now could equal or fall below IDs already issued."),
 										 change.data),
 								_("Restore the earlier settings, or set snowflake.accept_layout_change = on for one restart to resume above every earlier ID."));
-	else if (!snowflake_shut_down_cleanly(false))
+	else if (!snowflake_shut_down_cleanly_as_primary())
 		snowflake_refuse_layout(psprintf(_("Since the high-water mark was written, %s, but the server did not shut down cleanly as a primary, and recovery would replay marks of the earlier settings."),
 										 change.data),
 								_("Start once with the earlier settings and shut down cleanly, then change them; change a standby's settings together with its primary's."));
@@ -350,17 +354,15 @@ static bool
 snowflake_write_mark_contents(int64 mark_ms, int64 written_at_ms, int elevel)
 {
 	SnowflakeMarkFile contents;
+	SnowflakeStamp stamp;
 
 	memset(&contents, 0, sizeof(contents));
 	contents.magic = SNOWFLAKE_MARK_MAGIC;
 	contents.version = SNOWFLAKE_MARK_VERSION;
-	contents.epoch_unix_ms = snowflake_epoch_unix_ms;
+	snowflake_stamp_current(&stamp);
+	SNOWFLAKE_STAMP_STORE(&contents, &stamp);
 	contents.mark_ms = mark_ms;
 	contents.written_at_ms = written_at_ms;
-	contents.time_bits = (uint8) snowflake_layout.time_bits;
-	contents.datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
-	contents.worker_bits = (uint8) snowflake_layout.worker_bits;
-	contents.sequence_bits = (uint8) snowflake_layout.sequence_bits;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeMarkFile, crc));
 	FIN_CRC32C(contents.crc);

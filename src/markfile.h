@@ -17,7 +17,7 @@
 #define SNOWFLAKE_MARK_MAGIC		0x534E4F57	/* "SNOW" */
 #define SNOWFLAKE_MARK_VERSION		2
 
-extern bool snowflake_shut_down_cleanly(bool standby_too);
+extern bool snowflake_shut_down_cleanly(void);
 extern void snowflake_load_mark_file(SnowflakeSharedState *state);
 extern void snowflake_refuse_layout(const char *reason, const char *hint);
 extern bool snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms,

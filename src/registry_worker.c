@@ -42,208 +42,14 @@
 
 #include "mark.h"
 #include "registry.h"
+#include "registry_libpq.h"
 
 
 /*---- function declarations ----*/
 
 static bool registry_mark_idle(PGconn *conn, int worker_id,
-							   int64 newest_unix_ms, bool interruptible,
-							   long timeout_ms, char *reason);
-
-/*---- talking to the registry ----*/
-
-/*
- * How long one connection attempt or one statement may take.  Nothing waits
- * for longer than a check-in interval (or a second): a registry that slow
- * counts as unreachable, and the next round tries again.
- */
-static long
-registry_timeout_ms(void)
-{
-	return Max(registry_check_in_interval, 1000);
-}
-
-/*
- * Wait for the registry's socket (or the latch, or the deadline).  Returns
- * false at the deadline, and on a shutdown request when interruptible.
- */
-static bool
-registry_wait_socket(PGconn *conn, int io_flag, uint64 deadline_us,
-					 bool interruptible)
-{
-	for (;;)
-	{
-		uint64		now_us = registry_monotonic_us();
-		int			rc;
-
-		if (now_us >= deadline_us || PQsocket(conn) < 0)
-			return false;
-		rc = WaitLatchOrSocket(MyLatch,
-							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | io_flag,
-							   PQsocket(conn),
-							   (long) ((deadline_us - now_us + 999) / 1000),
-							   PG_WAIT_EXTENSION);
-		if (rc & WL_LATCH_SET)
-		{
-			ResetLatch(MyLatch);
-			if (interruptible && ShutdownRequestPending)
-				return false;
-		}
-		if (rc & io_flag)
-			return true;
-	}
-}
-
-/*
- * Set *reason to prefix followed by libpq's last message for conn, without
- * its trailing newline.
- */
-static void
-registry_set_reason(char *reason, const char *prefix, PGconn *conn)
-{
-	size_t		len;
-
-	snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN, "%s%s", prefix,
-			 PQerrorMessage(conn));
-	len = strlen(reason);
-	while (len > 0 && reason[len - 1] == '\n')
-		reason[--len] = '\0';
-}
-
-/*
- * Connect to the registry without blocking the worker past the timeout.  On
- * failure return NULL with *reason set.
- */
-static PGconn *
-registry_connect(bool interruptible, long timeout_ms, char *reason)
-{
-	const char *keywords[] = {"dbname", "fallback_application_name", NULL};
-	const char *values[] = {registry_conninfo, "snowflake registry worker", NULL};
-	uint64		deadline_us = registry_monotonic_us() + timeout_ms * 1000;
-	PostgresPollingStatusType status = PGRES_POLLING_WRITING;
-	PGconn	   *conn;
-
-	conn = PQconnectStartParams(keywords, values, true);
-	if (conn == NULL)
-	{
-		strlcpy(reason, "out of memory", SNOWFLAKE_REGISTRY_TEXT_LEN);
-		return NULL;
-	}
-	while (PQstatus(conn) != CONNECTION_BAD &&
-		   status != PGRES_POLLING_OK && status != PGRES_POLLING_FAILED)
-	{
-		if (!registry_wait_socket(conn,
-								  status == PGRES_POLLING_READING ?
-								  WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
-								  deadline_us, interruptible))
-		{
-			snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-					 "Connecting to the registry did not complete within %ld ms.",
-					 timeout_ms);
-			PQfinish(conn);
-			return NULL;
-		}
-		status = PQconnectPoll(conn);
-	}
-	if (PQstatus(conn) != CONNECTION_OK)
-	{
-		registry_set_reason(reason, "Could not connect to the registry: ", conn);
-		PQfinish(conn);
-		return NULL;
-	}
-	return conn;
-}
-
-/*
- * Run one statement that returns one row.  On any failure (an error, a
- * timeout, a shutdown request when interruptible, or not exactly one row)
- * return NULL with *reason set; the caller then drops the connection.
- */
-static PGresult *
-registry_exec(PGconn *conn, const char *query, int nparams,
-			  const char *const *params, bool interruptible, long timeout_ms,
-			  char *reason)
-{
-	uint64		deadline_us = registry_monotonic_us() + timeout_ms * 1000;
-	PGresult   *result = NULL;
-	PGresult   *next;
-
-	if (!PQsendQueryParams(conn, query, nparams, NULL, params, NULL, NULL, 0))
-	{
-		registry_set_reason(reason, "Could not send a query to the registry: ",
-							conn);
-		return NULL;
-	}
-	for (;;)
-	{
-		while (PQisBusy(conn))
-		{
-			if (!registry_wait_socket(conn, WL_SOCKET_READABLE, deadline_us,
-									  interruptible))
-			{
-				snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-						 "The registry did not answer within %ld ms.",
-						 timeout_ms);
-				PQclear(result);
-				return NULL;
-			}
-			if (!PQconsumeInput(conn))
-				break;
-		}
-		next = PQgetResult(conn);
-		if (next == NULL)
-			break;
-		PQclear(result);
-		result = next;
-	}
-	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK)
-	{
-		registry_set_reason(reason, "The registry could not run the query: ",
-							conn);
-		PQclear(result);
-		return NULL;
-	}
-	if (PQntuples(result) != 1)
-	{
-		strlcpy(reason, "The registry returned no row.",
-				SNOWFLAKE_REGISTRY_TEXT_LEN);
-		PQclear(result);
-		return NULL;
-	}
-	return result;
-}
-
-/* what the registry said about a claim (see snowflake_registry_answer) */
-typedef struct RegistryAnswer
-{
-	char		status[16];		/* claimed, refused, waiting, full; held,
-								 * moved, released */
-	int			worker_id;		/* -1 if none */
-	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];	/* who holds it */
-	char		holder_since[64];
-	char		holder_checked_in[64];
-	int64		version;		/* of the claim refused or waited for */
-	int64		wait_ms;		/* how long to see that version unchanged */
-	int64		floor_unix_ms;	/* claimed: IDs must lie after this, or -1 */
-} RegistryAnswer;
-
-/*
- * The columns the worker reads from a snowflake_registry_answer "a", as a
- * piece of a snprintf() format.
- */
-#define REGISTRY_ANSWER_COLUMNS \
-	"a.status, a.worker_id, " \
-	"CASE WHEN a.host IS NOT NULL THEN " \
-	"  format('the server at %%s:%%s (data directory %%s, system identifier %%s)', " \
-	"         a.host, a.port, a.data_directory, a.system_identifier) " \
-	"ELSE format('the server with system identifier %%s', a.system_identifier) END, " \
-	"to_char(a.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
-	"to_char(a.checked_in_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
-	"a.version, (extract(epoch FROM a.wait) * 1000)::bigint, " \
-	"ceil(extract(epoch FROM a.floor) * 1000)::bigint"
-
-/* the registry extension's schema, quoted, once connected */
-static char registry_schema[2 * NAMEDATALEN + 3];
+							   int64 newest_unix_ms,
+							   RegistryPatience patience, char *reason);
 
 /* the registry's last failure was logged; reset by a success */
 static bool registry_failure_logged = false;
@@ -281,103 +87,6 @@ static int64 cached_floor_unix_ms = -1;
  * claim promised: check in at once, to promise a time past the floor.
  */
 static bool check_in_now = false;
-
-/*
- * Call one of the registry's functions that return a
- * snowflake_registry_answer (call is the call, with $n for the parameters)
- * and read the answer.  *sent_us is when the call was sent, *received_us
- * when its answer arrived.  On failure return false with *reason set.
- */
-static bool
-registry_ask(PGconn *conn, const char *call, int nparams,
-			 const char *const *params, RegistryAnswer *answer,
-			 uint64 *sent_us, uint64 *received_us, char *reason)
-{
-	char		query[1536];
-	PGresult   *result;
-
-	snprintf(query, sizeof(query),
-			 "SELECT " REGISTRY_ANSWER_COLUMNS " FROM %s.%s a",
-			 registry_schema, call);
-	*sent_us = registry_monotonic_us();
-	result = registry_exec(conn, query, nparams, params, true,
-						   registry_timeout_ms(), reason);
-	*received_us = registry_monotonic_us();
-	if (result == NULL)
-		return false;
-
-	strlcpy(answer->status, PQgetvalue(result, 0, 0), sizeof(answer->status));
-	answer->worker_id = PQgetisnull(result, 0, 1) ? -1 :
-		atoi(PQgetvalue(result, 0, 1));
-	strlcpy(answer->holder, PQgetvalue(result, 0, 2), sizeof(answer->holder));
-	strlcpy(answer->holder_since, PQgetvalue(result, 0, 3),
-			sizeof(answer->holder_since));
-	strlcpy(answer->holder_checked_in, PQgetvalue(result, 0, 4),
-			sizeof(answer->holder_checked_in));
-	answer->version = PQgetisnull(result, 0, 5) ? -1 :
-		strtoi64(PQgetvalue(result, 0, 5), NULL, 10);
-	answer->wait_ms = PQgetisnull(result, 0, 6) ? 0 :
-		strtoi64(PQgetvalue(result, 0, 6), NULL, 10);
-	answer->floor_unix_ms = PQgetisnull(result, 0, 7) ? -1 :
-		strtoi64(PQgetvalue(result, 0, 7), NULL, 10);
-	PQclear(result);
-	return true;
-}
-
-/*
- * Connect and find the snowflake extension in the registry database.  On
- * failure return NULL with *reason set.
- */
-static PGconn *
-registry_open(bool interruptible, long timeout_ms, char *reason)
-{
-	PGconn	   *conn;
-	PGresult   *result;
-	char		timeout[16];
-	const char *params[1];
-	const char *version;
-
-	conn = registry_connect(interruptible, timeout_ms, reason);
-	if (conn == NULL)
-		return NULL;
-
-	/*
-	 * The registry's statement_timeout ends a statement this worker stopped
-	 * waiting for: a backend blocked on a claim lock does not notice that
-	 * its client went away, and the connections of the retries would pile
-	 * up on the registry.
-	 */
-	snprintf(timeout, sizeof(timeout), "%ld", timeout_ms);
-	params[0] = timeout;
-	result = registry_exec(conn,
-						   "SELECT pg_catalog.quote_ident(n.nspname), e.extversion, "
-						   "pg_catalog.set_config('statement_timeout', $1, false) "
-						   "FROM pg_catalog.pg_extension e "
-						   "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
-						   "WHERE e.extname = 'snowflake'",
-						   1, params, interruptible, timeout_ms, reason);
-	if (result == NULL)
-	{
-		if (strcmp(reason, "The registry returned no row.") == 0)
-			strlcpy(reason, "The registry database has no snowflake extension: run CREATE EXTENSION snowflake there.",
-					SNOWFLAKE_REGISTRY_TEXT_LEN);
-		PQfinish(conn);
-		return NULL;
-	}
-	version = PQgetvalue(result, 0, 1);
-	if (strcmp(version, "1.0") == 0 || strcmp(version, "1.1") == 0)
-	{
-		snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-				 "The registry database has snowflake %s, whose claims this server cannot use: run ALTER EXTENSION snowflake UPDATE there.",
-				 version);
-		PQclear(result);
-		PQfinish(conn);
-		return NULL;
-	}
-	strlcpy(registry_schema, PQgetvalue(result, 0, 0), sizeof(registry_schema));
-	PQclear(result);
-	return conn;
-}
 
 /*
  * Publish the lease's limits for the gate: with require_check_in in force, a
@@ -678,8 +387,8 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 		{
 			/* give back the id just granted: it is of no use here */
 			registry_publish(CLAIM_LOST, -1, NULL, NULL);
-			if (!registry_mark_idle(conn, answer.worker_id, -1, true,
-									registry_timeout_ms(), reason))
+			if (!registry_mark_idle(conn, answer.worker_id, -1,
+									registry_patience_in_rounds(), reason))
 				return false;
 			return true;
 		}
@@ -747,7 +456,7 @@ registry_claim_key(RegistryClaimKey *key, int worker_id)
  */
 static bool
 registry_mark_idle(PGconn *conn, int worker_id, int64 newest_unix_ms,
-				   bool interruptible, long timeout_ms, char *reason)
+				   RegistryPatience patience, char *reason)
 {
 	RegistryClaimKey key;
 	char		newest[24];
@@ -764,8 +473,7 @@ registry_mark_idle(PGconn *conn, int worker_id, int64 newest_unix_ms,
 	snprintf(query, sizeof(query),
 			 "SELECT %s.snowflake_registry_idle($1, $2, $3, "
 			 REGISTRY_TIME_PARAM(4) ")", registry_schema);
-	result = registry_exec(conn, query, 4, params, interruptible, timeout_ms,
-						   reason);
+	result = registry_exec(conn, query, 4, params, patience, reason);
 	if (result == NULL)
 		return false;
 	PQclear(result);
@@ -826,8 +534,9 @@ registry_check_in(PGconn *conn, char *reason)
 					 strcmp(answer.status, "moved") == 0 ? &answer : NULL,
 					 NULL);
 	lost_unconfirmed = !registry_mark_idle(conn, snowflake_registry_worker_id(),
-										   snowflake_newest_id_unix_ms(), true,
-										   registry_timeout_ms(), reason);
+										   snowflake_newest_id_unix_ms(),
+										   registry_patience_in_rounds(),
+										   reason);
 	return !lost_unconfirmed;
 }
 
@@ -852,12 +561,12 @@ registry_release(PGconn *conn)
 		return;
 
 	if (conn == NULL)
-		conn = registry_open(false, 1000, reason);
+		conn = registry_open(registry_patience_at_shutdown(), reason);
 	if (conn == NULL)
 		return;
 	if (!registry_mark_idle(conn, snowflake_registry_worker_id(),
-							snowflake_newest_id_unix_ms(), false, 1000,
-							reason))
+							snowflake_newest_id_unix_ms(),
+							registry_patience_at_shutdown(), reason))
 		ereport(LOG,
 				(errmsg("could not mark the snowflake claim idle in the registry"),
 				 errdetail_internal("%s", reason)));
@@ -933,15 +642,16 @@ snowflake_registry_main(Datum main_arg)
 		if (status != CLAIM_LOST || lost_unconfirmed)
 		{
 			if (conn == NULL)
-				conn = registry_open(true, registry_timeout_ms(), reason);
+				conn = registry_open(registry_patience_in_rounds(), reason);
 			if (conn == NULL)
 				done = false;
 			else if (status == CLAIM_LOST)
 			{
 				lost_unconfirmed =
 					!registry_mark_idle(conn, snowflake_registry_worker_id(),
-										snowflake_newest_id_unix_ms(), true,
-										registry_timeout_ms(), reason);
+										snowflake_newest_id_unix_ms(),
+										registry_patience_in_rounds(),
+										reason);
 				done = !lost_unconfirmed;
 			}
 			else if (status == CLAIM_HELD)

@@ -30,14 +30,20 @@
 #define SNOWFLAKE_MAX_CLOCK_WAIT_MS (3600 * 1000)
 
 const SnowflakeSetting snowflake_settings[] = {
-	{"snowflake.time_bits", SNOWFLAKE_SETTING_WIDTH, 32, 63, 0,
-	"an integer from 32 to 63"},
+	{"snowflake.time_bits", SNOWFLAKE_SETTING_WIDTH,
+		SNOWFLAKE_MIN_TIME_BITS, SNOWFLAKE_MAX_TIME_BITS, 0,
+		"an integer from " CppAsString2(SNOWFLAKE_MIN_TIME_BITS)
+		" to " CppAsString2(SNOWFLAKE_MAX_TIME_BITS)},
 	{"snowflake.datacenter_bits", SNOWFLAKE_SETTING_WIDTH,
-	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
+		0, SNOWFLAKE_MAX_NODE_BITS, 0,
+		"an integer from 0 to " CppAsString2(SNOWFLAKE_MAX_NODE_BITS)},
 	{"snowflake.worker_bits", SNOWFLAKE_SETTING_WIDTH,
-	0, SNOWFLAKE_MAX_NODE_BITS, 0, "an integer from 0 to 30"},
-	{"snowflake.sequence_bits", SNOWFLAKE_SETTING_WIDTH, 1, 31, 0,
-	"an integer from 1 to 31"},
+		0, SNOWFLAKE_MAX_NODE_BITS, 0,
+		"an integer from 0 to " CppAsString2(SNOWFLAKE_MAX_NODE_BITS)},
+	{"snowflake.sequence_bits", SNOWFLAKE_SETTING_WIDTH,
+		SNOWFLAKE_MIN_SEQUENCE_BITS, SNOWFLAKE_MAX_SEQUENCE_BITS, 0,
+		"an integer from " CppAsString2(SNOWFLAKE_MIN_SEQUENCE_BITS)
+		" to " CppAsString2(SNOWFLAKE_MAX_SEQUENCE_BITS)},
 	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
 	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
 	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, 0, NULL},
@@ -85,9 +91,6 @@ bool		snowflake_accept_layout_change = false;
 /* the module was preloaded: the server's layout is fixed at start */
 bool		snowflake_preloaded = false;
 
-/* the epoch parsed from snowflake.epoch, in milliseconds since 1970 */
-int64		snowflake_epoch_unix_ms;
-
 /*
  * Set when snowflake.epoch from postgresql.conf failed its check in a
  * session that loaded the module without the preload: the setting then keeps
@@ -116,7 +119,8 @@ snowflake_define_settings(GucContext start_context)
 							"With the other widths at most 63. 41 bits last "
 							"69.7 years.",
 							&snowflake_time_bits,
-							SNOWFLAKE_DEFAULT_TIME_BITS, 32, 63,
+							SNOWFLAKE_DEFAULT_TIME_BITS,
+							SNOWFLAKE_MIN_TIME_BITS, SNOWFLAKE_MAX_TIME_BITS,
 							start_context,
 							0,
 							NULL, snowflake_assign_width, NULL);
@@ -146,7 +150,9 @@ snowflake_define_settings(GucContext start_context)
 							"A server issues at most 2^sequence_bits IDs a "
 							"millisecond.",
 							&snowflake_sequence_bits,
-							SNOWFLAKE_DEFAULT_SEQUENCE_BITS, 1, 31,
+							SNOWFLAKE_DEFAULT_SEQUENCE_BITS,
+							SNOWFLAKE_MIN_SEQUENCE_BITS,
+							SNOWFLAKE_MAX_SEQUENCE_BITS,
 							start_context,
 							0,
 							NULL, snowflake_assign_width, NULL);
@@ -276,7 +282,7 @@ snowflake_layout_from_settings(SnowflakeLayout *layout, int elevel)
 	snowflake_layout_init(layout, snowflake_time_bits,
 						  snowflake_datacenter_bits, snowflake_worker_bits,
 						  snowflake_sequence_bits);
-	if (total <= 63)
+	if (total <= SNOWFLAKE_MAX_ID_BITS)
 		return true;
 	if (elevel != 0)
 		snowflake_report_bad_layout(elevel, layout, total, NULL);
@@ -575,7 +581,7 @@ snowflake_check_config_files(void)
 											 hint);
 	}
 	total = snowflake_pending_layout(values, &layout);
-	if (total > 63)
+	if (total > SNOWFLAKE_MAX_ID_BITS)
 		snowflake_report_bad_layout(WARNING, &layout, total, hint);
 	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
 	{

@@ -44,9 +44,6 @@ typedef struct SnowflakeSetting
 								 * snowflake_node_id_max */
 } SnowflakeSetting;
 
-/* the largest node ids any layout allows, to define the settings with */
-#define SNOWFLAKE_MAX_NODE_BITS		30
-
 /* the number of entries of snowflake_settings, which settings.c checks */
 #define SNOWFLAKE_NUM_SETTINGS		16
 
@@ -58,7 +55,6 @@ extern int	snowflake_max_lead_ms;
 extern int	snowflake_max_clock_jump_s;
 extern bool snowflake_accept_layout_change;
 extern bool snowflake_preloaded;
-extern int64 snowflake_epoch_unix_ms;
 extern const char *snowflake_epoch_error;
 extern const SnowflakeSetting *snowflake_width_error;
 extern const char *snowflake_width_error_value;

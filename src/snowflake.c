@@ -370,7 +370,7 @@ snowflake_shmem_shutdown(int code, Datum arg)
 	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid)
 		return;
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
-	if (last_tick == 0 || !snowflake_shut_down_cleanly(true))
+	if (last_tick == 0 || !snowflake_shut_down_cleanly())
 		return;
 	mark_ms = (int64) (last_tick >> snowflake_layout.sequence_bits) + 1;
 	snowflake_write_mark_file(mark_ms, mark_ms, LOG);

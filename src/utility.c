@@ -72,7 +72,7 @@ snowflake_check_alter_system(VariableSetStmt *stmt)
 	if (!snowflake_check_setting_value(setting, value, &layout, &detail))
 		snowflake_report_bad_value(ERROR, setting, value, &layout, detail,
 								   NULL);
-	if (total > 63 && setting->kind == SNOWFLAKE_SETTING_WIDTH)
+	if (total > SNOWFLAKE_MAX_ID_BITS && setting->kind == SNOWFLAKE_SETTING_WIDTH)
 		snowflake_report_bad_layout(ERROR, &layout, total, NULL);
 	FreeConfigVariables(head);
 }

@@ -39,13 +39,12 @@ RmgrData	snowflake_rmgr = {
 void
 snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
 {
+	SnowflakeStamp stamp;
+
 	memset(xlrec, 0, sizeof(*xlrec));
 	xlrec->mark_ms = mark_ms;
-	xlrec->epoch_unix_ms = snowflake_epoch_unix_ms;
-	xlrec->time_bits = (uint8) snowflake_layout.time_bits;
-	xlrec->datacenter_bits = (uint8) snowflake_layout.datacenter_bits;
-	xlrec->worker_bits = (uint8) snowflake_layout.worker_bits;
-	xlrec->sequence_bits = (uint8) snowflake_layout.sequence_bits;
+	snowflake_stamp_current(&stamp);
+	SNOWFLAKE_STAMP_STORE(xlrec, &stamp);
 }
 
 /*
@@ -69,6 +68,8 @@ snowflake_redo(XLogReaderState *record)
 	SnowflakeSharedState *state = snowflake_state;
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	xl_snowflake_mark xlrec;
+	SnowflakeStamp was;
+	SnowflakeStamp now;
 	int			us_into_ms;
 
 	if (info != XLOG_SNOWFLAKE_MARK)
@@ -83,21 +84,17 @@ snowflake_redo(XLogReaderState *record)
 	 * mean other IDs: a standby configured unlike its primary must not
 	 * generate after a promotion.
 	 */
-	if (xlrec.epoch_unix_ms != snowflake_epoch_unix_ms ||
-		xlrec.time_bits != snowflake_layout.time_bits ||
-		xlrec.datacenter_bits != snowflake_layout.datacenter_bits ||
-		xlrec.worker_bits != snowflake_layout.worker_bits ||
-		xlrec.sequence_bits != snowflake_layout.sequence_bits)
+	SNOWFLAKE_STAMP_LOAD(&was, &xlrec);
+	snowflake_stamp_current(&now);
+	if (!snowflake_stamp_equal(&was, &now))
 	{
 		snowflake_refuse_layout(psprintf(_("WAL records a mark written under snowflake.epoch %lld ms since 1970 and a layout of %d/%d/%d/%d bits, but this server runs with %lld ms and %d/%d/%d/%d bits."),
-										 (long long) xlrec.epoch_unix_ms,
-										 xlrec.time_bits, xlrec.datacenter_bits,
-										 xlrec.worker_bits, xlrec.sequence_bits,
-										 (long long) snowflake_epoch_unix_ms,
-										 snowflake_layout.time_bits,
-										 snowflake_layout.datacenter_bits,
-										 snowflake_layout.worker_bits,
-										 snowflake_layout.sequence_bits),
+										 (long long) was.epoch_unix_ms,
+										 was.time_bits, was.datacenter_bits,
+										 was.worker_bits, was.sequence_bits,
+										 (long long) now.epoch_unix_ms,
+										 now.time_bits, now.datacenter_bits,
+										 now.worker_bits, now.sequence_bits),
 								_("Give this server the epoch and layout of the server whose WAL it replays."));
 		return;
 	}
@@ -142,13 +139,12 @@ snowflake_read_mark_record(XLogReaderState *record, xl_snowflake_mark *xlrec)
 {
 	if (XLogRecGetDataLen(record) < sizeof(*xlrec))
 	{
+		SnowflakeStamp stamp;
+
 		memcpy(&xlrec->mark_ms, XLogRecGetData(record),
 			   SIZEOF_XL_SNOWFLAKE_MARK_V1);
-		xlrec->epoch_unix_ms = snowflake_epoch_unix_ms;
-		xlrec->time_bits = SNOWFLAKE_DEFAULT_TIME_BITS;
-		xlrec->datacenter_bits = SNOWFLAKE_DEFAULT_DATACENTER_BITS;
-		xlrec->worker_bits = SNOWFLAKE_DEFAULT_WORKER_BITS;
-		xlrec->sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+		snowflake_stamp_twitter(&stamp, snowflake_epoch_unix_ms);
+		SNOWFLAKE_STAMP_STORE(xlrec, &stamp);
 		return;
 	}
 	memcpy(xlrec, XLogRecGetData(record), sizeof(*xlrec));
