@@ -42,8 +42,12 @@ ALTER SYSTEM SET snowflake.epoch = '2010-11-04 01:42:54.657';
 ALTER SYSTEM SET snowflake.epoch = '2999-01-01 00:00:00+00';
 ALTER SYSTEM SET snowflake.epoch = '-1';
 ALTER SYSTEM SET snowflake.epoch = '2010-11-04 01:42:54.6571+00';
+-- out of range (PostgreSQL 18 words the message otherwise: the ranges are
+-- read from pg_settings below)
+\set VERBOSITY sqlstate
 SET snowflake.max_clock_wait = -1;
 SET snowflake.max_clock_wait = '2h';
+\set VERBOSITY default
 SET snowflake.max_lead = 'soon';
 SET snowflake.max_lead = '1s';
 SHOW snowflake.max_lead;
@@ -108,8 +112,13 @@ ALTER ROLE CURRENT_USER SET "Snowflake"."Max_Clock_Wait" = 500;
 ALTER ROLE CURRENT_USER RESET snowflake.max_clock_wait;
 SET snowflake.max_clock_jump = '2h';
 SHOW snowflake.max_clock_jump;
+\set VERBOSITY sqlstate
 SET snowflake.max_clock_jump = -1;
+\set VERBOSITY default
 RESET snowflake.max_clock_jump;
+SELECT name, min_val, max_val, unit FROM pg_settings
+WHERE name IN ('snowflake.max_clock_wait', 'snowflake.max_clock_jump')
+ORDER BY name;
 
 -- the SQLSTATE of each error above that snowflake raises itself
 \getenv abs_srcdir PG_ABS_SRCDIR

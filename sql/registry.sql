@@ -12,12 +12,17 @@ CREATE EXTENSION snowflake;
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 
 -- the objects of a new install, to compare with an upgrade from 1.0 below
+-- (not the row types of its tables and views, nor array types, which
+-- PostgreSQL 18 lists as members where 15 does not)
 CREATE FUNCTION pg_temp.extension_objects() RETURNS SETOF text
 LANGUAGE sql AS $$
 	SELECT pg_describe_object(d.classid, d.objid, 0)
 	FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
 	WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
 	  AND e.extname = 'snowflake'
+	  AND NOT (d.classid = 'pg_type'::regclass AND EXISTS (
+		SELECT FROM pg_type t LEFT JOIN pg_class c ON c.oid = t.typrelid
+		WHERE t.oid = d.objid AND (t.typcategory = 'A' OR c.relkind <> 'c')))
 $$;
 CREATE TEMP TABLE installed AS SELECT * FROM pg_temp.extension_objects() o;
 SELECT count(*) FROM installed;

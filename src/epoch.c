@@ -13,6 +13,7 @@
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "epoch.h"
 #include "layout.h"
 
@@ -30,7 +31,6 @@ snowflake_refuse_epoch_fields(char **field, int *ftype, int nf)
 	for (int i = 0; i < nf; i++)
 	{
 		int			value;
-		pg_tz	   *tz;
 
 		if (ftype[i] == DTK_SPECIAL ||
 			(ftype[i] == DTK_STRING &&
@@ -40,7 +40,7 @@ snowflake_refuse_epoch_fields(char **field, int *ftype, int nf)
 		if (ftype[i] == DTK_STRING &&
 			strcmp(field[i], "utc") != 0 && strcmp(field[i], "gmt") != 0 &&
 			strcmp(field[i], "z") != 0 &&
-			DecodeTimezoneAbbrev(i, field[i], &value, &tz) != UNKNOWN_FIELD)
+			snowflake_zone_abbrev_type(i, field[i]) != UNKNOWN_FIELD)
 			return psprintf(_("The time zone abbreviation \"%s\" depends on timezone_abbreviations; give a numeric offset such as +05:30 or a full zone name such as Asia/Kolkata."),
 							field[i]);
 	}
@@ -49,8 +49,8 @@ snowflake_refuse_epoch_fields(char **field, int *ftype, int nf)
 
 /*
  * Decode a timestamp literal that names its time zone into *ts.  On failure
- * set *detail and return false.  DecodeDateTime() reports some bad zone
- * names with ereport(ERROR), which the caller catches.
+ * set *detail and return false.  On PostgreSQL 15 the decoder reports some
+ * bad zone names with ereport(ERROR), which the caller catches.
  */
 static bool
 snowflake_decode_timestamp(const char *value, TimestampTz *ts,
@@ -79,7 +79,7 @@ snowflake_decode_timestamp(const char *value, TimestampTz *ts,
 	 * one.  Decoding changes the fields in place, so parse again before
 	 * decoding for real.
 	 */
-	if (DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, NULL) == 0)
+	if (snowflake_decode_date_time(field, ftype, nf, &dtype, &tm, &fsec, NULL) == 0)
 	{
 		*detail = _("The epoch must name its time zone, as in '"
 					SNOWFLAKE_DEFAULT_EPOCH "'.");
@@ -89,7 +89,7 @@ snowflake_decode_timestamp(const char *value, TimestampTz *ts,
 				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.");
 	return ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
 						 MAXDATEFIELDS, &nf) == 0 &&
-		DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0 &&
+		snowflake_decode_date_time(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0 &&
 		dtype == DTK_DATE &&
 		tm2timestamp(&tm, fsec, &tz, ts) == 0;
 }

@@ -19,19 +19,21 @@
 #include "utils/wait_event.h"
 
 #include "clock.h"
+#include "compat.h"
 #include "generate.h"
 #include "layout.h"
 #include "mark.h"
 #include "registry.h"
 #include "settings.h"
 #include "state.h"
+#include "waits.h"
 
 /*---- generation ----*/
 
-static void snowflake_report_clock_behind(int64 behind_ms) pg_attribute_noreturn();
-static void snowflake_report_resuming(int64 ahead_ms) pg_attribute_noreturn();
-static void snowflake_report_registry_floor(int64 ahead_ms) pg_attribute_noreturn();
-static void snowflake_report_clock_jump(int64 jump_ms) pg_attribute_noreturn();
+pg_noreturn static void snowflake_report_clock_behind(int64 behind_ms);
+pg_noreturn static void snowflake_report_resuming(int64 ahead_ms);
+pg_noreturn static void snowflake_report_registry_floor(int64 ahead_ms);
+pg_noreturn static void snowflake_report_clock_jump(int64 jump_ms);
 
 /*
  * Refusals that every generating call gets while a condition lasts.  The
@@ -287,7 +289,7 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	sleep_ms = Max(Min(sleep_ms, 100), 1);
 	(void) WaitLatch(MyLatch,
 					 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 (long) sleep_ms, PG_WAIT_EXTENSION);
+					 (long) sleep_ms, snowflake_wait_event(SNOWFLAKE_WAIT_CLOCK));
 	ResetLatch(MyLatch);
 }
 
@@ -379,9 +381,10 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 	SnowflakeSharedState *state = snowflake_state;
 	uint64		first_ahead = (uint64) (now_ms + 1) << layout->sequence_bits;
 
-	if (MyProc != NULL && MyProc->pgprocno < MaxBackends)
+	if (MyProc != NULL && snowflake_proc_number(MyProc) < MaxBackends)
 	{
-		pg_atomic_uint64 *slot = &state->ids_issued[MyProc->pgprocno].count;
+		pg_atomic_uint64 *slot =
+			&state->ids_issued[snowflake_proc_number(MyProc)].count;
 
 		pg_atomic_write_u64(slot, pg_atomic_read_u64(slot) + (last - first + 1));
 	}

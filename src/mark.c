@@ -28,6 +28,7 @@
 #include "settings.h"
 #include "state.h"
 #include "wal.h"
+#include "waits.h"
 
 /*---- moving the mark ----*/
 
@@ -250,7 +251,7 @@ snowflake_advance_mark(int64 needed_ms, int64 margin_ms, int64 *jump_ms)
 		if (snowflake_mark_lock_wait_hook)
 			snowflake_mark_lock_wait_hook();
 		(void) ConditionVariableTimedSleep(&state->mark_cv, 100,
-										   PG_WAIT_EXTENSION);
+										   snowflake_wait_event(SNOWFLAKE_WAIT_MARK));
 	}
 	ConditionVariableCancelSleep();
 

@@ -10,6 +10,8 @@
 #ifndef SNOWFLAKE_MARK_H
 #define SNOWFLAKE_MARK_H
 
+#include "compat.h"
+
 /*---- the durable high-water mark ----*/
 
 /*
@@ -73,7 +75,7 @@ typedef void (*SnowflakeMarkWaitHook) (void);
 extern SnowflakeMarkWaitHook snowflake_mark_lock_wait_hook;
 extern SnowflakeMarkWaitHook snowflake_mark_standby_wait_hook;
 
-extern void snowflake_report_invalid_mark(void) pg_attribute_noreturn();
+pg_noreturn extern void snowflake_report_invalid_mark(void);
 
 /*
  * Move the durable mark more than margin_ms above needed_ms, waiting for

@@ -24,6 +24,7 @@
 #include "utils/wait_event.h"
 
 #include "clock.h"
+#include "compat.h"
 #include "layout.h"
 #include "mark.h"
 #include "settings.h"
@@ -31,7 +32,7 @@
 
 /*---- the mark writer ----*/
 
-PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg) pg_attribute_noreturn();
+pg_noreturn PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg);
 
 static void snowflake_mark_writer_detach(int code, Datum arg);
 static void snowflake_writer_check_shutdown(void);

@@ -79,8 +79,10 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "compat.h"
 #include "registry.h"
 #include "statefile.h"
+#include "waits.h"
 
 /*---- the claim cache file ----*/
 
@@ -139,7 +141,7 @@ int			registry_max_worker_id = 0;
 
 static void registry_shmem_request(void);
 static void registry_shmem_startup(void);
-static void registry_error(SnowflakeRegistryState *copy) pg_attribute_noreturn();
+pg_noreturn static void registry_error(SnowflakeRegistryState *copy);
 
 
 /*---- settings and start ----*/
@@ -413,7 +415,8 @@ snowflake_registry_gate(int max_wait_ms)
 		{
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10L, PG_WAIT_EXTENSION);
+							 10L,
+							 snowflake_wait_event(SNOWFLAKE_WAIT_REGISTRY_CLAIM));
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
 			continue;

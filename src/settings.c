@@ -20,6 +20,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "epoch.h"
 #include "layout.h"
 #include "registry.h"
@@ -443,8 +444,8 @@ snowflake_report_unknown_setting(int elevel, const char *name,
 void
 snowflake_reject_unknown_settings(void)
 {
-	struct config_generic **variables = get_guc_variables();
-	int			count = GetNumConfigOptions();
+	int			count;
+	struct config_generic **variables = snowflake_guc_variables(&count);
 
 	for (int i = 0; i < count; i++)
 	{
@@ -609,8 +610,7 @@ snowflake_check_epoch(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("%s", detail);
 		return false;
 	}
-	/* GUC extra data is freed with free(), so allocate it with malloc() */
-	parsed = malloc(sizeof(int64));
+	parsed = snowflake_guc_malloc(sizeof(int64));
 	if (parsed == NULL)
 	{
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);

@@ -109,6 +109,7 @@
 #include "utils/memutils.h"
 
 #include "clock.h"
+#include "compat.h"
 #include "epoch.h"
 #include "generate.h"
 #include "layout.h"
@@ -119,7 +120,10 @@
 #include "utility.h"
 #include "wal.h"
 
-PG_MODULE_MAGIC;
+/* the default_version of snowflake.control (t/000_metadata.pl checks) */
+#define SNOWFLAKE_VERSION "1.2"
+
+SNOWFLAKE_MODULE_MAGIC;
 
 /*---- local variables ----*/
 

@@ -61,6 +61,11 @@ $upstream =~ s/-[^-]+$//;
 is($upstream, $control_version,
 	'debian/changelog has the version of snowflake.control');
 
+my ($module_version) =
+  slurp("$top/src/snowflake.c") =~ /^#define SNOWFLAKE_VERSION "([^"]+)"$/m;
+is($module_version, $control_version,
+	'the module magic (PostgreSQL 18) names the version of snowflake.control');
+
 my $provides = $meta->{provides}{snowflake} // {};
 is($provides->{version}, $meta->{version},
 	'META.json provides snowflake at its own version');

@@ -740,8 +740,9 @@ sub psql_timed
 
 ALTER SYSTEM SET each setting to its value (ALTER SYSTEM RESET where the
 value is undef), in that order, then reload the configuration and wait until
-new sessions run under it: until pg_conf_load_time() has moved past the
-reload.  Dies if it does not within the TAP timeout.  Values are quoted as
+new sessions run under it: until pg_conf_load_time() has changed.  (Not
+until it has passed the load before: the node's clock may have been set back
+since.)  Dies if it does not within the TAP timeout.  Values are quoted as
 string literals, which every type of setting accepts.
 
 =cut
@@ -768,7 +769,7 @@ sub alter_system
 		"${sql}SELECT pg_conf_load_time();\nSELECT pg_reload_conf();");
 	($loaded) = split /\n/, $loaded;
 	$node->poll_query_until('postgres',
-		"SELECT pg_conf_load_time() > '$loaded'::timestamptz")
+		"SELECT pg_conf_load_time() <> '$loaded'::timestamptz")
 	  or die "the configuration of node " . $node->name . " was not reloaded";
 	note "on node " . $node->name . ": " . ($sql =~ s/\n/ /gr) . 'reloaded';
 	return;

@@ -1,0 +1,68 @@
+#!/bin/bash
+#
+# build-pg.sh: build a PostgreSQL from a source tarball in ../shared/pg (or
+# $SNOWFLAKE_PG_SOURCES), once per machine, and print the path of its
+# pg_config.
+#
+#   scripts/build-pg.sh 18      prints .../bin/pg_config of PostgreSQL 18
+#
+# The tarball's SHA-256 is checked against SHA256SUMS beside it.  The build
+# is installed under $SNOWFLAKE_PG_CACHE (default /var/cache/snowflake-pg),
+# in a folder named after the tarball's hash, so a machine builds each
+# tarball once and a changed tarball is built anew.  A file "complete" is
+# written into that folder last, so a build cut short is started again.
+# Exits 2, printing nothing on stdout, when no tarball for the major is
+# there; 1 when the checksum or the build fails.  Run as root the first
+# time (it installs bison and flex, which release tarballs of 18 need).
+#
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+major=${1:?usage: build-pg.sh MAJOR}
+sources=${SNOWFLAKE_PG_SOURCES:-$(cd .. && pwd)/shared/pg}
+cache=${SNOWFLAKE_PG_CACHE:-/var/cache/snowflake-pg}
+
+tarball=$(ls "$sources"/postgresql-"$major".*.tar.bz2 2>/dev/null | sort -V | tail -n 1 || true)
+if [ -z "$tarball" ]; then
+	echo "build-pg.sh: no PostgreSQL $major source tarball in $sources" >&2
+	exit 2
+fi
+name=$(basename "$tarball")
+if ! (cd "$sources" && grep -E " [ *]?$name\$" SHA256SUMS | sha256sum -c --quiet -) >&2; then
+	echo "build-pg.sh: $tarball does not match $sources/SHA256SUMS" >&2
+	exit 1
+fi
+hash=$(sha256sum "$tarball" | cut -c1-16)
+prefix="$cache/${name%.tar.bz2}-$hash"
+
+if [ ! -e "$prefix/complete" ]; then
+	for p in bison flex zlib1g-dev; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="${missing:-} $p"
+	done
+	if [ -n "${missing:-}" ]; then
+		echo "build-pg.sh: installing$missing" >&2
+		apt-get update -q >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null
+	fi
+	echo "build-pg.sh: building $name into $prefix (a few minutes, once)" >&2
+	build=$(mktemp -d /tmp/snowflake-pg-build.XXXXXX)
+	trap 'rm -rf "$build"' EXIT
+	rm -rf "$prefix"
+	mkdir -p "$cache"
+	(
+		cd "$build"
+		tar xjf "$tarball"
+		cd "${name%.tar.bz2}"
+		./configure --prefix="$prefix" --enable-tap-tests \
+			--without-icu --without-readline
+		make -j"$(nproc)" -s
+		make -s install
+	) >"$build/build.log" 2>&1 || {
+		tail -n 40 "$build/build.log" >&2
+		echo "build-pg.sh: building $name failed" >&2
+		exit 1
+	}
+	touch "$prefix/complete"
+fi
+echo "$prefix/bin/pg_config"
