@@ -246,7 +246,7 @@ snowflake_time_ms(const SnowflakeLayout *layout, TimestampTz ts,
 
 /* Refuse a part of an ID that its field cannot hold. */
 static void
-snowflake_check_part(const char *name, int64 value, int64 max_value)
+snowflake_require_part_fits(const char *name, int64 value, int64 max_value)
 {
 	if (value < 0 || value > max_value)
 		ereport(ERROR,
@@ -518,10 +518,10 @@ snowflake_compose(PG_FUNCTION_ARGS)
 	int32		sequence = PG_GETARG_INT32(3);
 
 	ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(0), epoch);
-	snowflake_check_part("datacenter_id", datacenter_id,
-						 layout->max_datacenter_id);
-	snowflake_check_part("worker_id", worker_id, layout->max_worker_id);
-	snowflake_check_part("sequence", sequence, layout->max_sequence);
+	snowflake_require_part_fits("datacenter_id", datacenter_id,
+								layout->max_datacenter_id);
+	snowflake_require_part_fits("worker_id", worker_id, layout->max_worker_id);
+	snowflake_require_part_fits("sequence", sequence, layout->max_sequence);
 	PG_RETURN_INT64(snowflake_compose_id(layout, ms, datacenter_id,
 										 worker_id, sequence));
 }

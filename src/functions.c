@@ -37,19 +37,23 @@ PG_FUNCTION_INFO_V1(snowflake_status);
 /* The most IDs one call of snowflake_next_ids() hands out */
 #define SNOWFLAKE_MAX_BLOCK		1000000
 
-/*
- * The ID of this server's tick, with its worker id (see
- * snowflake_node_worker_id), which the caller has checked is known.
- */
+/* The ID of one of this server's ticks, issued under worker_id. */
 static int64
-snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick)
+snowflake_tick_id(const SnowflakeLayout *layout, uint64 tick, int worker_id)
 {
 	return snowflake_compose_id(layout,
 								(int64) (tick >> layout->sequence_bits),
 								snowflake_datacenter_id,
-								snowflake_node_worker_id(),
+								worker_id,
 								(int64) (tick & layout->max_sequence));
 }
+
+/* A block of snowflake_next_ids(): its first tick and its worker id. */
+typedef struct SnowflakeBlock
+{
+	uint64		first_tick;
+	int			worker_id;
+} SnowflakeBlock;
 
 /*
  * snowflake_next_id() returns bigint: a new ID, greater than every ID this
@@ -59,11 +63,12 @@ Datum
 snowflake_next_id(PG_FUNCTION_ARGS)
 {
 	uint64		tick;
+	int			worker_id;
 	int64		id;
 
-	snowflake_check_can_generate("snowflake_next_id()");
-	tick = (uint64) snowflake_generate();
-	id = snowflake_tick_id(&snowflake_layout, tick);
+	snowflake_require_can_generate("snowflake_next_id()");
+	tick = (uint64) snowflake_claim_ticks(&snowflake_layout, 1, &worker_id);
+	id = snowflake_tick_id(&snowflake_layout, tick, worker_id);
 
 	snowflake_session_last_id = id;
 	snowflake_session_has_last_id = true;
@@ -101,7 +106,7 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 	{
 		int32		n = PG_GETARG_INT32(0);
 		int64		most_in_lead;
-		uint64	   *block;
+		SnowflakeBlock *block;
 
 		if (n < 1 || n > SNOWFLAKE_MAX_BLOCK)
 			ereport(ERROR,
@@ -109,7 +114,7 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 					 errmsg("snowflake_next_ids() cannot issue %d IDs", n),
 					 errdetail("A block holds from 1 to %d IDs.",
 							   SNOWFLAKE_MAX_BLOCK)));
-		snowflake_check_can_generate("snowflake_next_ids()");
+		snowflake_require_can_generate("snowflake_next_ids()");
 
 		/* a block starting at the clock must end within max_lead of it */
 		most_in_lead = ((int64) snowflake_max_lead_ms + 1) << layout->sequence_bits;
@@ -125,13 +130,15 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 
 		funcctx = SRF_FIRSTCALL_INIT();
 		block = MemoryContextAlloc(funcctx->multi_call_memory_ctx,
-								   sizeof(uint64));
-		*block = (uint64) snowflake_claim_ticks(layout, n);
+								   sizeof(SnowflakeBlock));
+		block->first_tick = (uint64) snowflake_claim_ticks(layout, n,
+														   &block->worker_id);
 		funcctx->user_fctx = block;
 		funcctx->max_calls = n;
 
-		snowflake_session_last_id = snowflake_tick_id(layout,
-													  *block + (uint64) (n - 1));
+		snowflake_session_last_id =
+			snowflake_tick_id(layout, block->first_tick + (uint64) (n - 1),
+							  block->worker_id);
 		snowflake_session_has_last_id = true;
 	}
 
@@ -139,9 +146,12 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 	if (funcctx->call_cntr < funcctx->max_calls)
 	{
 		/* SRF_RETURN_NEXT counts the call before it evaluates its result */
-		uint64		tick = *(uint64 *) funcctx->user_fctx + funcctx->call_cntr;
+		SnowflakeBlock *block = (SnowflakeBlock *) funcctx->user_fctx;
+		uint64		tick = block->first_tick + funcctx->call_cntr;
 
-		SRF_RETURN_NEXT(funcctx, Int64GetDatum(snowflake_tick_id(layout, tick)));
+		SRF_RETURN_NEXT(funcctx,
+						Int64GetDatum(snowflake_tick_id(layout, tick,
+														block->worker_id)));
 	}
 	SRF_RETURN_DONE(funcctx);
 }
@@ -190,7 +200,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 	/* the last ID, unless none was issued since the start */
 	nulls[i] = nulls[i + 1] = last_tick == pg_atomic_read_u64(&state->floor_tick) ||
 		snowflake_node_worker_id() < 0;
-	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick));
+	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick,
+												  snowflake_node_worker_id()));
 	values[i++] = TimestampTzGetDatum(epoch + last_ms * 1000);
 	values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
 	values[i++] = Int64GetDatum((int64) ids_issued);

@@ -56,7 +56,7 @@ emit_log_hook_type prev_emit_log_hook = NULL;
  * function (named in the read-only refusal).
  */
 void
-snowflake_check_can_generate(const char *function)
+snowflake_require_can_generate(const char *function)
 {
 	snowflake_require_shared_state("generate IDs");
 
@@ -68,8 +68,8 @@ snowflake_check_can_generate(const char *function)
 				 errhint("Generate IDs on the primary.")));
 
 	/*
-	 * As nextval() does: a server fenced by making its transactions
-	 * read-only must not hand out IDs either.
+	 * As nextval() does: a server fenced by making its transactions read-only
+	 * must not hand out IDs either.
 	 */
 	PreventCommandIfReadOnly(function);
 
@@ -357,7 +357,7 @@ snowflake_clock_for_ids(int *us_into_ms)
 
 /* Refuse ticks whose millisecond the layout's time bits cannot hold. */
 static void
-snowflake_check_time_left(const SnowflakeLayout *layout, int64 tick_ms)
+snowflake_require_time_left(const SnowflakeLayout *layout, int64 tick_ms)
 {
 	if (tick_ms > layout->max_ms)
 		ereport(ERROR,
@@ -403,9 +403,12 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
  * mark.  A block that does not fit yet waits as a single tick does: for the
  * next millisecond, or for a clock that is behind, within max_clock_wait.
  * The caller makes sure that n ticks can fit within max_lead at all.
+ *
+ * *worker_id is set to the worker id the ticks are issued under: the
+ * registry's claim that the gate let through, or snowflake.worker_id.
  */
 int64
-snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
+snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	uint64		last;
@@ -424,12 +427,13 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 	for (;;)
 	{
 		/* again after every wait: the claim may have been lost meanwhile */
-		gate = snowflake_registry_gate(snowflake_max_clock_wait);
+		*worker_id = snowflake_worker_id;
+		gate = snowflake_registry_gate(snowflake_max_clock_wait, worker_id);
 		now_ms = snowflake_clock_for_ids(&us_into_ms);
 		first = Max(last + 1, (uint64) now_ms << layout->sequence_bits);
 		end = first + (uint64) (n - 1);
 		end_ms = (int64) (end >> layout->sequence_bits);
-		snowflake_check_time_left(layout, end_ms);
+		snowflake_require_time_left(layout, end_ms);
 
 		if (end_ms > now_ms + snowflake_max_lead_ms)
 		{
@@ -462,8 +466,8 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 
 	/*
 	 * A registry claim lost between the gate and the compare-and-swap, or a
-	 * block past the time promised to the registry, fails the call: the
-	 * ticks just claimed are burnt, never issued.
+	 * block past the time promised to the registry, fails the call: the ticks
+	 * just claimed are burnt, never issued.
 	 */
 	snowflake_registry_recheck(gate, end_ms);
 
@@ -476,11 +480,4 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n)
 	snowflake_end_refusal_episode();
 	snowflake_refresh_mark_early(end_ms);
 	return (int64) first;
-}
-
-/* Issue the next ID's tick. */
-int64
-snowflake_generate(void)
-{
-	return snowflake_claim_ticks(&snowflake_layout, 1);
 }

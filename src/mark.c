@@ -99,8 +99,8 @@ snowflake_unix_to_id_ms(int64 unix_ms)
 typedef enum SnowflakeMarkResult
 {
 	SNOWFLAKE_MARK_READY,		/* a mark high enough is in file and WAL */
-	SNOWFLAKE_MARK_FAILED,		/* it could not be written, or the file
-								 * went backwards */
+	SNOWFLAKE_MARK_FAILED,		/* it could not be written, or the file went
+								 * backwards */
 	SNOWFLAKE_MARK_CLOCK_JUMPED /* the clock jumped: no mark was written */
 } SnowflakeMarkResult;
 

@@ -112,7 +112,7 @@ snowflake_mark_writer_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			snowflake_check_config_files();
+			snowflake_warn_bad_config_files();
 		}
 		if (state->mark_invalid)
 			proc_exit(0);

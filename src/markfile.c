@@ -33,7 +33,7 @@
  * it was written, so it bounds the time field of the IDs themselves; the
  * epoch and the layout are kept so that a server restarted with another of
  * either does not resume under a mark that means something else (see
- * snowflake_check_layout).  written_at_ms is the clock when the mark was
+ * snowflake_accept_layout).  written_at_ms is the clock when the mark was
  * written a stride ahead, on the same scale, so that after a restart a mark
  * still ahead of a clock that has not gone back is known to be the stride,
  * not a clock fault; the exact mark of a clean shutdown has no stride, and
@@ -59,7 +59,7 @@ typedef struct SnowflakeMarkFile
 #define SNOWFLAKE_MARK_V1_SIZE		32
 
 static void snowflake_invalidate_mark(const char *reason);
-static bool snowflake_layout_changed(const SnowflakeMarkFile *contents);
+static bool snowflake_mark_layout_differs(const SnowflakeMarkFile *contents);
 static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
 
@@ -237,7 +237,7 @@ snowflake_load_mark_file(SnowflakeSharedState *state)
 		return;
 	}
 
-	if (snowflake_layout_changed(&contents))
+	if (snowflake_mark_layout_differs(&contents))
 	{
 		snowflake_accept_layout(state, &contents);
 		return;
@@ -254,7 +254,7 @@ snowflake_load_mark_file(SnowflakeSharedState *state)
 
 /* Was the mark file written under another epoch or layout? */
 static bool
-snowflake_layout_changed(const SnowflakeMarkFile *contents)
+snowflake_mark_layout_differs(const SnowflakeMarkFile *contents)
 {
 	SnowflakeStamp was;
 	SnowflakeStamp now;
@@ -386,7 +386,7 @@ snowflake_write_mark_file(int64 mark_ms, int64 written_at_ms, int elevel)
 	PG_TRY();
 	{
 		written = snowflake_write_mark_contents(mark_ms, written_at_ms,
-												  elevel);
+												elevel);
 	}
 	PG_CATCH();
 	{

@@ -384,7 +384,7 @@ registry_ceiling_ms(void)
  * was released for shutdown fails at once.
  */
 uint64
-snowflake_registry_gate(int max_wait_ms)
+snowflake_registry_gate(int max_wait_ms, int *worker_id)
 {
 	SnowflakeRegistryState copy;
 	uint64		started_us = 0;
@@ -400,7 +400,11 @@ snowflake_registry_gate(int max_wait_ms)
 		/* the worker id and the deadline were written before the gate */
 		pg_read_barrier();
 		if (registry_claim_usable(GATE_STATUS(gate), registry_deadline_us()))
+		{
+			*worker_id = registry_state->worker_id;
+			Assert(*worker_id >= 0 && *worker_id <= registry_max_worker_id);
 			return gate;
+		}
 
 		SpinLockAcquire(&registry_state->mutex);
 		memcpy(&copy, registry_state, sizeof(copy));

@@ -64,11 +64,12 @@ extern bool snowflake_registry_enabled(void);
 
 /*
  * In registry mode, return once this server holds a claim it may generate
- * with, waiting at most max_wait_ms for the first claim; otherwise raise an
- * error that says why.  Returns at once in manual mode.  The value returned
+ * with, waiting at most max_wait_ms for the first claim, and set *worker_id
+ * to the claim's worker id; otherwise raise an error that says why.  Returns
+ * at once in manual mode, leaving *worker_id alone.  The value returned
  * names the claim's state for snowflake_registry_recheck().
  */
-extern uint64 snowflake_registry_gate(int max_wait_ms);
+extern uint64 snowflake_registry_gate(int max_wait_ms, int *worker_id);
 
 /*
  * After ticks up to end_ms (an ID's time) were claimed: raise an error
@@ -97,8 +98,8 @@ typedef enum SnowflakeClaimStatus
 	CLAIM_CACHED,				/* registry unreachable: the cached claim */
 	CLAIM_REFUSED,				/* another start of this server holds it;
 								 * watching it, retrying */
-	CLAIM_WAITING,				/* a worker id is being freed for this
-								 * server; watching it, retrying */
+	CLAIM_WAITING,				/* a worker id is being freed for this server;
+								 * watching it, retrying */
 	CLAIM_FULL,					/* no worker id free; retrying */
 	CLAIM_UNREACHABLE,			/* registry unreachable, no cache; retrying */
 	CLAIM_LOST,					/* the claim moved away: final */

@@ -286,9 +286,9 @@ registry_open(RegistryPatience patience, char *reason)
 
 	/*
 	 * The registry's statement_timeout ends a statement this worker stopped
-	 * waiting for: a backend blocked on a claim lock does not notice that
-	 * its client went away, and the connections of the retries would pile
-	 * up on the registry.
+	 * waiting for: a backend blocked on a claim lock does not notice that its
+	 * client went away, and the connections of the retries would pile up on
+	 * the registry.
 	 */
 	snprintf(timeout, sizeof(timeout), "%ld", patience.timeout_ms);
 	params[0] = timeout;

@@ -602,8 +602,8 @@ snowflake_registry_main(Datum main_arg)
 
 	/*
 	 * A restarted worker goes on with the state and the lease the last one
-	 * published: the registry may hold terms that the settings no longer
-	 * say, such as require_check_in turned off since the last check-in.
+	 * published: the registry may hold terms that the settings no longer say,
+	 * such as require_check_in turned off since the last check-in.
 	 */
 	SpinLockAcquire(&registry_state->mutex);
 	status = registry_state->status;

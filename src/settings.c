@@ -362,9 +362,10 @@ snowflake_parse_node_id(const char *value, int max_value)
  * Never throws.
  */
 bool
-snowflake_check_setting_value(const SnowflakeSetting *setting,
-							  const char *value, const SnowflakeLayout *layout,
-							  const char **detail)
+snowflake_setting_value_is_valid(const SnowflakeSetting *setting,
+								 const char *value,
+								 const SnowflakeLayout *layout,
+								 const char **detail)
 {
 	int			result;
 	int64		epoch_unix_ms;
@@ -467,7 +468,8 @@ snowflake_validate_preset(const SnowflakeSetting *setting, const char *raw)
 	const char *detail;
 
 	if (raw == NULL ||
-		snowflake_check_setting_value(setting, raw, &snowflake_layout, &detail))
+		snowflake_setting_value_is_valid(setting, raw, &snowflake_layout,
+										 &detail))
 		return;
 	snowflake_report_bad_value(FATAL, setting, raw, &snowflake_layout, detail,
 							   setting->kind == SNOWFLAKE_SETTING_NODE_ID ?
@@ -527,8 +529,8 @@ snowflake_pending_layout(const char **values, SnowflakeLayout *layout)
 	{
 		Assert(snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH);
 		if (values[i] != NULL &&
-			snowflake_check_setting_value(&snowflake_settings[i], values[i],
-										  NULL, &detail))
+			snowflake_setting_value_is_valid(&snowflake_settings[i], values[i],
+											 NULL, &detail))
 			widths[i] = atoi(values[i]);
 	}
 	snowflake_layout_init(layout, widths[0], widths[1],
@@ -561,7 +563,7 @@ snowflake_report_bad_layout(int elevel, const SnowflakeLayout *layout,
  * made.  The mark writer calls this after each reload.
  */
 void
-snowflake_check_config_files(void)
+snowflake_warn_bad_config_files(void)
 {
 	const char *values[lengthof(snowflake_settings)];
 	ConfigVariable *head;
@@ -589,8 +591,8 @@ snowflake_check_config_files(void)
 		const char *detail;
 
 		if (values[i] != NULL &&
-			!snowflake_check_setting_value(&snowflake_settings[i], values[i],
-										   &layout, &detail))
+			!snowflake_setting_value_is_valid(&snowflake_settings[i], values[i],
+											  &layout, &detail))
 			snowflake_report_bad_value(WARNING, &snowflake_settings[i],
 									   values[i], &layout, detail, hint);
 	}

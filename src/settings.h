@@ -20,7 +20,7 @@
  * Every snowflake setting, with what a valid value is.  This list is what a
  * setting name is checked against, in postgresql.conf and in SET, whatever
  * the case of its letters, and what values are checked against where
- * PostgreSQL's own checks are looser (see snowflake_check_setting_value).
+ * PostgreSQL's own checks are looser (see snowflake_setting_value_is_valid).
  */
 typedef enum SnowflakeSettingKind
 {
@@ -65,10 +65,10 @@ extern bool snowflake_layout_from_settings(SnowflakeLayout *layout,
 										   int elevel);
 extern void snowflake_set_layout(void);
 extern const SnowflakeLayout *snowflake_configured_layout(void);
-extern bool snowflake_check_setting_value(const SnowflakeSetting *setting,
-										  const char *value,
-										  const SnowflakeLayout *layout,
-										  const char **detail);
+extern bool snowflake_setting_value_is_valid(const SnowflakeSetting *setting,
+											 const char *value,
+											 const SnowflakeLayout *layout,
+											 const char **detail);
 extern void snowflake_report_bad_value(int elevel,
 									   const SnowflakeSetting *setting,
 									   const char *value,
@@ -87,7 +87,7 @@ extern int	snowflake_pending_layout(const char **values,
 extern void snowflake_report_bad_layout(int elevel,
 										const SnowflakeLayout *layout,
 										int total, const char *hint);
-extern void snowflake_check_config_files(void);
+extern void snowflake_warn_bad_config_files(void);
 extern TimestampTz snowflake_configured_epoch(void);
 
 #endif							/* SNOWFLAKE_SETTINGS_H */

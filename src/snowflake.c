@@ -165,10 +165,10 @@ _PG_init(void)
 	bool		worker_id_set = false;
 
 	/*
-	 * A value from postgresql.conf that fails validation only draws a
-	 * WARNING when a custom setting is defined, and the default stays.  For
-	 * node ids and the epoch that would silently hand out colliding IDs, so
-	 * keep the raw values and refuse them below.
+	 * A value from postgresql.conf that fails validation only draws a WARNING
+	 * when a custom setting is defined, and the default stays.  For node ids
+	 * and the epoch that would silently hand out colliding IDs, so keep the
+	 * raw values and refuse them below.
 	 */
 	for (size_t i = 0; i < SNOWFLAKE_NUM_SETTINGS; i++)
 	{
@@ -200,8 +200,8 @@ _PG_init(void)
 		{
 			if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH &&
 				raw[i] != NULL && snowflake_width_error == NULL &&
-				!snowflake_check_setting_value(&snowflake_settings[i], raw[i],
-											   NULL, &detail))
+				!snowflake_setting_value_is_valid(&snowflake_settings[i], raw[i],
+												  NULL, &detail))
 			{
 				snowflake_width_error = &snowflake_settings[i];
 				snowflake_width_error_value =

@@ -64,8 +64,8 @@ typedef struct SnowflakeSharedState
 	int64		file_mark;		/* the mark the file holds, as last read or
 								 * written; under mark_lock */
 	int64		clock_ref_ms;	/* the clock at the last mark write ... */
-	int64		monotonic_ref_ms;	/* ... and the monotonic clock then;
-									 * both under mark_lock */
+	int64		monotonic_ref_ms;	/* ... and the monotonic clock then; both
+									 * under mark_lock */
 	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
 	pg_atomic_uint64 max_write_duration_us; /* ... and the slowest */
 	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */

@@ -30,7 +30,7 @@ ProcessUtility_hook_type prev_process_utility_hook = NULL;
  * stmt sets, or NULL when it sets none.
  */
 static const SnowflakeSetting *
-snowflake_check_set_name(VariableSetStmt *stmt)
+snowflake_require_known_setting(VariableSetStmt *stmt)
 {
 	const SnowflakeSetting *setting;
 
@@ -48,7 +48,7 @@ snowflake_check_set_name(VariableSetStmt *stmt)
  * server start will check it.
  */
 static void
-snowflake_check_alter_system(VariableSetStmt *stmt)
+snowflake_require_valid_alter_system(VariableSetStmt *stmt)
 {
 	const SnowflakeSetting *setting;
 	const char *detail;
@@ -58,7 +58,7 @@ snowflake_check_alter_system(VariableSetStmt *stmt)
 	SnowflakeLayout layout;
 	int			total;
 
-	setting = snowflake_check_set_name(stmt);
+	setting = snowflake_require_known_setting(stmt);
 	if (setting == NULL || stmt->kind != VAR_SET_VALUE)
 		return;
 	value = ExtractSetVariableArgs(stmt);
@@ -69,7 +69,7 @@ snowflake_check_alter_system(VariableSetStmt *stmt)
 	head = snowflake_read_config_files(values);
 	values[setting - snowflake_settings] = value;
 	total = snowflake_pending_layout(values, &layout);
-	if (!snowflake_check_setting_value(setting, value, &layout, &detail))
+	if (!snowflake_setting_value_is_valid(setting, value, &layout, &detail))
 		snowflake_report_bad_value(ERROR, setting, value, &layout, detail,
 								   NULL);
 	if (total > SNOWFLAKE_MAX_ID_BITS && setting->kind == SNOWFLAKE_SETTING_WIDTH)
@@ -79,7 +79,7 @@ snowflake_check_alter_system(VariableSetStmt *stmt)
 
 /* The SET clauses of CREATE FUNCTION and ALTER FUNCTION. */
 static void
-snowflake_check_function_options(List *options)
+snowflake_require_valid_function_options(List *options)
 {
 	ListCell   *lc;
 
@@ -88,7 +88,7 @@ snowflake_check_function_options(List *options)
 		DefElem    *option = lfirst_node(DefElem, lc);
 
 		if (strcmp(option->defname, "set") == 0)
-			(void) snowflake_check_set_name((VariableSetStmt *) option->arg);
+			(void) snowflake_require_known_setting((VariableSetStmt *) option->arg);
 	}
 }
 
@@ -109,22 +109,22 @@ snowflake_process_utility(PlannedStmt *pstmt, const char *queryString,
 	switch (nodeTag(parsetree))
 	{
 		case T_VariableSetStmt:
-			(void) snowflake_check_set_name((VariableSetStmt *) parsetree);
+			(void) snowflake_require_known_setting((VariableSetStmt *) parsetree);
 			break;
 		case T_AlterSystemStmt:
-			snowflake_check_alter_system(((AlterSystemStmt *) parsetree)->setstmt);
+			snowflake_require_valid_alter_system(((AlterSystemStmt *) parsetree)->setstmt);
 			break;
 		case T_AlterRoleSetStmt:
-			(void) snowflake_check_set_name(((AlterRoleSetStmt *) parsetree)->setstmt);
+			(void) snowflake_require_known_setting(((AlterRoleSetStmt *) parsetree)->setstmt);
 			break;
 		case T_AlterDatabaseSetStmt:
-			(void) snowflake_check_set_name(((AlterDatabaseSetStmt *) parsetree)->setstmt);
+			(void) snowflake_require_known_setting(((AlterDatabaseSetStmt *) parsetree)->setstmt);
 			break;
 		case T_CreateFunctionStmt:
-			snowflake_check_function_options(((CreateFunctionStmt *) parsetree)->options);
+			snowflake_require_valid_function_options(((CreateFunctionStmt *) parsetree)->options);
 			break;
 		case T_AlterFunctionStmt:
-			snowflake_check_function_options(((AlterFunctionStmt *) parsetree)->actions);
+			snowflake_require_valid_function_options(((AlterFunctionStmt *) parsetree)->actions);
 			break;
 		default:
 			break;

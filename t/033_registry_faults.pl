@@ -206,7 +206,7 @@ sub run_batch
 # One batch on every running server, by turns, for the given seconds.
 my $round = 0;
 
-sub generate_for
+sub generate_rounds
 {
 	my ($seconds) = @_;
 	my $end = time() + $seconds;
@@ -322,7 +322,7 @@ sub inject
 		note sprintf("  registry down for %.2f s", $seconds);
 		$registry->stop('fast');
 		$registry_up = 0;
-		generate_for($seconds);
+		generate_rounds($seconds);
 		start_node($registry);
 		$registry_up = 1;
 	}
@@ -351,7 +351,7 @@ sub inject
 		if ($r[2] < 0.5)
 		{
 			set_server_clock($target, $old - 30);
-			generate_for(scale($r[1], 1, 3));
+			generate_rounds(scale($r[1], 1, 3));
 			set_server_clock($target, $old);
 		}
 		else
@@ -429,7 +429,7 @@ sub inject
 			$node->stop('fast');
 		}
 		$up{$target} = 0;
-		generate_for(scale($r[1], 0, 1.5));
+		generate_rounds(scale($r[1], 0, 1.5));
 		start_node($node);
 		$up{$target}           = 1;
 		$last_success{$target} = time();
@@ -479,9 +479,11 @@ sub restart_stuck
 my $deadline = time() + $fault_seconds;
 my $cycle    = 0;
 $last_success{$_} = time() foreach keys %up;
-generate_for(1);
+generate_rounds(1);
 while (time() < $deadline)
 {
+	assert_running($_) foreach grep { $up{ $_->name } } @servers;
+	assert_running($registry) if $registry_up;
 	restart_stuck();
 	$cycle++;
 	my @r     = map { rnd() } 1 .. 6;
@@ -489,7 +491,7 @@ while (time() < $deadline)
 	$injected{$fault}++;
 	note "cycle $cycle at " . elapsed() . ": $fault";
 	inject($fault, @r);
-	generate_for(scale($r[4], 0.3, 1.5));
+	generate_rounds(scale($r[4], 0.3, 1.5));
 }
 
 # Every clock back at 0, every server running, then the final check.
@@ -647,5 +649,11 @@ cmp_ok($rows_of{C} + $rows_of{F}, '>', 0, 'C or F generated IDs');
 ok( $registry_steps > 0 && $registry_steps_seen == $registry_steps,
 	"the registry's clock moved as set ($registry_steps_seen of $registry_steps steps)"
 );
+foreach my $node (@servers, $registry)
+{
+	my @troubles = server_troubles($node);
+	is_deeply(\@troubles, [],
+		'no server process of ' . $node->name . ' exited abnormally');
+}
 
 done_testing();

@@ -76,6 +76,8 @@ our @EXPORT = qw(
   check_clock_offset
   check_clock_rate
   crash_node
+  assert_running
+  server_troubles
   mark_writer_pid
   registry_worker_pid
   psql_timed
@@ -714,6 +716,48 @@ sub _pid_alive
 
 =pod
 
+=item assert_running(node)
+
+Dies, with the end of the node's server log, unless the node's postmaster is
+alive.  The test framework sets restart_after_crash = off, so a server
+process that crashes stops the whole node, and what a test does next fails
+with no word of why.
+
+=cut
+
+sub assert_running
+{
+	my ($node) = @_;
+	my $pm = $node->{_pid};
+	return if defined $pm && _pid_alive($pm);
+	my @log = split /\n/, slurp_file($node->logfile);
+	splice(@log, 0, @log - 40) if @log > 40;
+	die "node "
+	  . $node->name
+	  . " stopped when the test did not stop it; the end of its log:\n"
+	  . join("\n", @log) . "\n";
+}
+
+=pod
+
+=item server_troubles(node)
+
+The lines of the node's server log that tell of a server process that
+crashed or exited abnormally, or of a PANIC.  crash_node kills the whole
+node at once, which leaves no such line.
+
+=cut
+
+sub server_troubles
+{
+	my ($node) = @_;
+	return grep {
+		/terminated by signal|exited with exit code [2-9]|PANIC:|TRAP:/
+	} split /\n/, slurp_file($node->logfile);
+}
+
+=pod
+
 =item psql_timed(node, sql)
 
 Run sql in one psql session with VERBOSITY verbose (so that errors show
@@ -765,12 +809,18 @@ sub alter_system
 			$sql .= "ALTER SYSTEM RESET $name;\n";
 		}
 	}
+	assert_running($node);
 	my $loaded = $node->safe_psql('postgres',
 		"${sql}SELECT pg_conf_load_time();\nSELECT pg_reload_conf();");
 	($loaded) = split /\n/, $loaded;
-	$node->poll_query_until('postgres',
-		"SELECT pg_conf_load_time() <> '$loaded'::timestamptz")
-	  or die "the configuration of node " . $node->name . " was not reloaded";
+	unless (
+		$node->poll_query_until(
+			'postgres', "SELECT pg_conf_load_time() <> '$loaded'::timestamptz"
+		))
+	{
+		assert_running($node);
+		die "the configuration of node " . $node->name . " was not reloaded";
+	}
 	note "on node " . $node->name . ": " . ($sql =~ s/\n/ /gr) . 'reloaded';
 	return;
 }
