@@ -8,8 +8,8 @@
 #
 # The tarball's SHA-256 is checked against SHA256SUMS beside it.  The build
 # is installed under $SNOWFLAKE_PG_CACHE (default /var/cache/snowflake-pg),
-# in a folder named after the tarball's hash, so a machine builds each
-# tarball once and a changed tarball is built anew.  A file "complete" is
+# in a folder named after the tarball's hash and the build's version, so a
+# machine builds each tarball once and a changed one is built anew.  A file "complete" is
 # written into that folder last, so a build cut short is started again.
 # Exits 2, printing nothing on stdout, when no tarball for the major is
 # there; 1 when the checksum or the build fails.  Run as root the first
@@ -33,7 +33,10 @@ if ! (cd "$sources" && grep -E " [ *]?$name\$" SHA256SUMS | sha256sum -c --quiet
 	exit 1
 fi
 hash=$(sha256sum "$tarball" | cut -c1-16)
-prefix="$cache/${name%.tar.bz2}-$hash"
+# the build's own version: raise it when the build below changes, so that
+# machines build anew
+recipe=2
+prefix="$cache/${name%.tar.bz2}-$hash-r$recipe"
 
 if [ ! -e "$prefix/complete" ]; then
 	for p in bison flex zlib1g-dev; do
@@ -58,6 +61,8 @@ if [ ! -e "$prefix/complete" ]; then
 			--without-icu --without-readline
 		make -j"$(nproc)" -s
 		make -s install
+		# bench/run.sh measures index fill with pgstattuple
+		make -C contrib/pgstattuple -s install
 	) >"$build/build.log" 2>&1 || {
 		tail -n 40 "$build/build.log" >&2
 		echo "build-pg.sh: building $name failed" >&2
