@@ -9,8 +9,9 @@
 # The tarball's SHA-256 is checked against SHA256SUMS beside it.  The build
 # is installed under $SNOWFLAKE_PG_CACHE (default /var/cache/snowflake-pg),
 # in a folder named after the tarball's hash and the build's version, so a
-# machine builds each tarball once and a changed one is built anew.  A file "complete" is
-# written into that folder last, so a build cut short is started again.
+# machine builds each tarball once and a changed one is built anew.  A file
+# "complete" is written into that folder last, so a build cut short is
+# started again.
 # Exits 2, printing nothing on stdout, when no tarball for the major is
 # there; 1 when the checksum or the build fails.  Run as root the first
 # time (it installs bison and flex, which release tarballs of 18 need).
