@@ -2,10 +2,10 @@
 # bench/run.sh [--quick] [--out DIR] [--pg-config FILE]: how fast snowflake
 # IDs are made next to the usual alternatives, on a throwaway server of the
 # PostgreSQL whose pg_config is FILE (default: $PG_CONFIG, else pg_config on
-# $PATH; see docs/performance.md).  Installs nothing.  Writes results.csv,
-# summary.md and bulk.png into DIR (default: a new directory under /tmp, never
-# the source tree) and prints summary.md.  As root it runs itself as postgres.
-# Any failure stops it.
+# $PATH); on 18 and later uuidv7() too (see docs/performance.md).  Installs
+# nothing.  Writes results.csv, summary.md and bulk.png into DIR (default: a
+# new directory under /tmp, never the source tree) and prints summary.md.  As
+# root it runs itself as postgres.  Any failure stops it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); quick=; out=; pgc=${PG_CONFIG:-pg_config}
 while [ $# -gt 0 ]; do case $1 in --quick) quick=--quick ;; --out) out=$2; shift ;; --pg-config) pgc=$2; shift ;;
@@ -34,7 +34,8 @@ nextval() CACHE 100|bulk_nextval100.sql|
 gen_random_uuid()|bulk_uuid.sql|
 snowflake_next_id() max_lead 0|bulk_snowflake.sql|0
 snowflake_next_id() max_lead 1000|bulk_snowflake.sql|1000
-snowflake_next_ids(1000) per ID|bulk_snowflake_batch.sql|0"
+snowflake_next_ids(1000) per ID|bulk_snowflake_batch.sql|0"; keys="snowflake identity uuid"
+if [ "$major" -ge 18 ]; then contenders+=$'\nuuidv7()|bulk_uuidv7.sql|'; keys+=" uuidv7"; fi
 # tps LINE...: pgbench's tps, or a loud failure
 tps() { "$bin/pgbench" -n "$@" | awk '/^tps/ { t = $3 } END { if (t == "") exit 1; print t }'; }
 marks="SELECT marks_by_writer || ',' || marks_by_backends || ',' || extract(epoch FROM clock_timestamp()) FROM snowflake_status"
@@ -46,7 +47,7 @@ for r in $(seq $rounds); do for s in 1 2 8; do while IFS='|' read -r name file l
 	echo "bulk,$name,$s,$r,$(awk -v t="$t" -v n=$((n / s)) 'BEGIN { printf "%.0f", t * n }')" >>"$raw"
 done <<<"$contenders"; done; done
 m1=$(psql -c "$marks")
-for k in snowflake identity uuid; do psql -c "TRUNCATE t_$k"
+for k in $keys; do psql -c "TRUNCATE t_$k"
 	for r in $(seq $rounds); do echo "insert,$k,8,$r,$(tps -f "insert_$k.sql" -c 8 -j 2 -T $secs)" >>"$raw"; done; done
 psql -F, -c "SELECT x.* FROM bench_fill($rows) f, LATERAL (VALUES ('index bytes/row', key, '', '',
 	bytes_per_row), ('index leaf fill %', key, '', '', leaf_fill)) x" >>"$raw"
