@@ -78,6 +78,7 @@
  *	 state.h/.c		 the shared state, its size, raising its floors
  *	 clock.h/.c		 the clock and the monotonic clock
  *	 statefile.h/.c	 writing a state file durably
+ *	 control.h/.c	 reading pg_control
  *	 markfile.h/.c	 the mark file: format, load, layout change, write,
  *					 went-back check
  *	 wal.h/.c		 the mark's WAL record and its callbacks
