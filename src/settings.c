@@ -25,6 +25,7 @@
 #include "layout.h"
 #include "registry.h"
 #include "settings.h"
+#include "uninstall.h"
 
 /*---- settings ----*/
 
@@ -70,6 +71,8 @@ const SnowflakeSetting snowflake_settings[] = {
 	"a duration from 1min to 2147483647s"},
 	{"snowflake.registry_require_check_in", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
 	"a Boolean value"},
+	/* taking snowflake out, defined in uninstall.c */
+	{"snowflake.enabled", SNOWFLAKE_SETTING_BOOL, 0, 0, 0, "a Boolean value"},
 };
 
 StaticAssertDecl(lengthof(snowflake_settings) == SNOWFLAKE_NUM_SETTINGS,
@@ -232,6 +235,7 @@ snowflake_define_settings(GucContext start_context)
 							NULL, NULL, NULL);
 
 	snowflake_registry_define_settings(start_context);
+	snowflake_uninstall_define_settings();
 
 	DefineCustomIntVariable("snowflake.max_clock_jump",
 							"Largest forward jump of the clock that IDs follow.",

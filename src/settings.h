@@ -45,7 +45,7 @@ typedef struct SnowflakeSetting
 } SnowflakeSetting;
 
 /* the number of entries of snowflake_settings, which settings.c checks */
-#define SNOWFLAKE_NUM_SETTINGS		16
+#define SNOWFLAKE_NUM_SETTINGS		17
 
 extern const SnowflakeSetting snowflake_settings[];
 extern int	snowflake_datacenter_id;

@@ -67,6 +67,10 @@
  * than resumed under it.  The same check is made before each write of the
  * file.  The file does not depend on synchronous_commit.
  *
+ * A server replays those records only with the library preloaded.  To take
+ * it out of a replication group, snowflake.enabled = off stops generation
+ * and every mark record (see uninstall.c).
+ *
  * The files of src/:
  *
  *	 snowflake.c	 module load: _PG_init, the registration of both
@@ -91,6 +95,8 @@
  *	 registry.h/.c	 the worker id registry: its settings, the gate
  *					 backends pass, the claim state and cache file
  *	 registry_worker.c the registry worker, the registry's libpq client
+ *	 uninstall.h/.c	 snowflake.enabled, which stops generation and the
+ *					 mark's WAL records
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -118,6 +124,7 @@
 #include "registry.h"
 #include "settings.h"
 #include "state.h"
+#include "uninstall.h"
 #include "utility.h"
 #include "wal.h"
 
@@ -344,6 +351,7 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u32(&state->refusal_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);
 		pg_atomic_init_u32(&state->redo_write_failed, 0);
+		pg_atomic_init_u32(&state->enabled, snowflake_enabled ? 1 : 0);
 		state->mark_lock = &(GetNamedLWLockTranche("snowflake"))->lock;
 		ConditionVariableInit(&state->mark_cv);
 		state->clock_ref_ms = snowflake_clock_ms(&us_into_ms);
