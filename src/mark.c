@@ -121,7 +121,7 @@ typedef enum SnowflakeMarkResult
  * the last mark: such a mark would let IDs, and every restart after a
  * crash, resume at the jumped time for good.  *jump_ms is then set.  Writes
  * nothing once snowflake.enabled is off, asked here under the lock, so that
- * no write that began after it went off writes a record.
+ * no record follows what snowflake.uninstall_lsn shows.
  */
 static SnowflakeMarkResult
 snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
@@ -344,7 +344,9 @@ snowflake_relog_mark(void)
 {
 	SnowflakeSharedState *state = snowflake_state;
 
-	if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
+	/* off, not even the lock: snowflake.uninstall_lsn must not find it held */
+	if (!snowflake_is_enabled() ||
+		!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
 		return;
 	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn &&
 		snowflake_is_enabled())
@@ -356,7 +358,8 @@ snowflake_relog_mark(void)
 
 /*
  * WAL-log mark_ms, with the record flags given (XLogSetRecordFlags), and
- * flush it.  Returns the record's end.
+ * flush it.  Returns the record's end, which snowflake.uninstall_lsn counts
+ * from.  Under mark_lock.
  */
 static XLogRecPtr
 snowflake_log_mark(int64 mark_ms, uint8 flags)
@@ -369,6 +372,7 @@ snowflake_log_mark(int64 mark_ms, uint8 flags)
 	XLogSetRecordFlags(flags);
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	(void) snowflake_raise_counter(&snowflake_state->last_record_end, lsn);
 	XLogFlush(lsn);
 	return lsn;
 }

@@ -49,7 +49,7 @@ static void snowflake_writer_wait_for_standbys(void);
  * issues no IDs writes no mark.  It logs the mark again after each
  * checkpoint (snowflake_relog_mark), and warns after a reload about
  * snowflake settings that the next start will refuse.  While
- * snowflake.enabled is off it writes nothing.
+ * snowflake.enabled is off it writes nothing, and leaves mark_lock alone.
  *
  * An error (a mark that cannot be written, a full disk) is logged, and the
  * writer tries again a second later, as PostgreSQL's own background

@@ -73,6 +73,7 @@ const SnowflakeSetting snowflake_settings[] = {
 	"a Boolean value"},
 	/* taking snowflake out, defined in uninstall.c */
 	{"snowflake.enabled", SNOWFLAKE_SETTING_BOOL, 0, 0, 0, "a Boolean value"},
+	{"snowflake.uninstall_lsn", SNOWFLAKE_SETTING_READ_ONLY, 0, 0, 0, NULL},
 };
 
 StaticAssertDecl(lengthof(snowflake_settings) == SNOWFLAKE_NUM_SETTINGS,
@@ -394,16 +395,29 @@ snowflake_setting_value_is_valid(const SnowflakeSetting *setting,
 				result >= setting->min_value && result <= setting->max_value;
 		case SNOWFLAKE_SETTING_CONNINFO:
 			return snowflake_registry_check_conninfo(value, detail);
+		case SNOWFLAKE_SETTING_READ_ONLY:
+			return false;
 	}
 	return false;
 }
 
-/* Report at elevel that value is not valid for setting. */
+/*
+ * Report at elevel that value is not valid for setting: for a read-only
+ * setting, any value, in PostgreSQL's own words.
+ */
 void
 snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
 						   const char *value, const SnowflakeLayout *layout,
 						   const char *epoch_detail, const char *hint)
 {
+	if (setting->kind == SNOWFLAKE_SETTING_READ_ONLY)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
+				 errmsg("parameter \"%s\" cannot be changed", setting->name),
+				 hint ? errhint("%s", hint) : 0));
+		return;
+	}
 	/* a connection string may hold a password: keep it out of the log */
 	ereport(elevel,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -69,7 +69,8 @@
  *
  * A server replays those records only with the library preloaded.  To take
  * it out of a replication group, snowflake.enabled = off stops generation
- * and every mark record (see uninstall.c).
+ * and every mark record, and snowflake.uninstall_lsn says when the standbys
+ * may restart without it (see uninstall.c).
  *
  * The files of src/:
  *
@@ -96,7 +97,7 @@
  *					 backends pass, the claim state and cache file
  *	 registry_worker.c the registry worker, the registry's libpq client
  *	 uninstall.h/.c	 snowflake.enabled, which stops generation and the
- *					 mark's WAL records
+ *					 mark's WAL records, and snowflake.uninstall_lsn
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -352,6 +353,7 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->episode_first_error, 0);
 		pg_atomic_init_u32(&state->redo_write_failed, 0);
 		pg_atomic_init_u32(&state->enabled, snowflake_enabled ? 1 : 0);
+		pg_atomic_init_u64(&state->last_record_end, 0);
 		state->mark_lock = &(GetNamedLWLockTranche("snowflake"))->lock;
 		ConditionVariableInit(&state->mark_cv);
 		state->clock_ref_ms = snowflake_clock_ms(&us_into_ms);

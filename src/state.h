@@ -43,7 +43,7 @@ typedef union SnowflakeIdCounter
  * is found to have gone backwards, always after its reason, and never
  * cleared.  enabled is written by the postmaster alone (see uninstall.c);
  * a mark record is written only under mark_lock, after enabled was read
- * there.
+ * there, and last_record_end raised to its end.
  */
 typedef struct SnowflakeSharedState
 {
@@ -88,6 +88,8 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint32 redo_write_failed; /* a replayed mark is not on disk */
 	pg_atomic_uint32 enabled;	/* snowflake.enabled, as the postmaster last
 								 * read it */
+	pg_atomic_uint64 last_record_end;	/* the end of the last mark record
+										 * written or replayed since the start */
 
 	bool		mark_invalid;	/* generation is refused for good ... */
 	bool		mark_restored;	/* ... the true mark was written back */

@@ -2,7 +2,9 @@
  *
  * uninstall.c
  *		Taking snowflake out of a replication group: snowflake.enabled, which
- *		stops generation and with it the mark's WAL records.
+ *		stops generation and with it the mark's WAL records, and
+ *		snowflake.uninstall_lsn, which says when the standbys may restart
+ *		without the library.
  *
  * A server replays a WAL record of the mark only with the library loaded
  * (its resource manager is registered at preload), so the library cannot
@@ -13,25 +15,41 @@
  * checkpoint.  Since IDs must never outrun a mark that is on disk and in
  * WAL, generation stops too, with an error.
  *
+ * A standby restarts from its last restartpoint, that is from the redo
+ * location of the last checkpoint record it replayed, and replays everything
+ * after it again; having replayed past the last mark record is not enough.
+ * So snowflake.uninstall_lsn names a checkpoint of the primary whose redo
+ * location lies past the last mark record: a standby that has replayed that
+ * checkpoint record, and stops cleanly (or has made a restartpoint since),
+ * never meets a mark record again.
+ *
  * Copyright (c) 2026, the snowflake authors
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/pg_lsn.h"
 
+#include "control.h"
 #include "state.h"
 #include "uninstall.h"
 
-/*---- snowflake.enabled ----*/
+/*---- snowflake.enabled and snowflake.uninstall_lsn ----*/
 
 bool		snowflake_enabled = true;
+static char *snowflake_uninstall_lsn = NULL;
 
 static void snowflake_assign_enabled(bool newval, void *extra);
+static const char *snowflake_show_uninstall_lsn(void);
 
-/* Define snowflake.enabled. */
+/* Define snowflake.enabled and snowflake.uninstall_lsn. */
 void
 snowflake_uninstall_define_settings(void)
 {
@@ -39,12 +57,25 @@ snowflake_uninstall_define_settings(void)
 							 "Whether this server generates snowflake IDs and writes their high-water mark to WAL.",
 							 "Off refuses every ID and writes no WAL record, "
 							 "so that the library can then be removed from "
-							 "shared_preload_libraries.",
+							 "shared_preload_libraries (see "
+							 "snowflake.uninstall_lsn).",
 							 &snowflake_enabled,
 							 true,
 							 PGC_SIGHUP,
 							 0,
 							 NULL, snowflake_assign_enabled, NULL);
+
+	DefineCustomStringVariable("snowflake.uninstall_lsn",
+							   "WAL location that standbys must have replayed before they restart without snowflake.",
+							   "Empty until snowflake.enabled is off on this "
+							   "primary, no mark is being written, and a "
+							   "checkpoint has completed since the last mark "
+							   "record; then the location of that checkpoint.",
+							   &snowflake_uninstall_lsn,
+							   "",
+							   PGC_INTERNAL,
+							   GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+							   NULL, NULL, snowflake_show_uninstall_lsn);
 }
 
 /*
@@ -86,3 +117,50 @@ snowflake_report_disabled(void)
 			 errhint("Set snowflake.enabled to on and reload the configuration, once every server of the replication group preloads snowflake.")));
 }
 
+/*
+ * SHOW snowflake.uninstall_lsn: the location of the last completed
+ * checkpoint, once snowflake.enabled is off, no mark write begun before is
+ * still under way, and that checkpoint's redo location lies past the end of
+ * every mark record this server wrote or replayed since it started (records
+ * from before its start lie before the checkpoint it started from).  A
+ * standby that has replayed that checkpoint record replays no mark record
+ * again once it has made a restartpoint there, which a clean shutdown does.
+ * Empty otherwise, and on a standby, which writes no mark and cannot know
+ * its primary's.  Never waits for a lock that a write may hold.
+ */
+static const char *
+snowflake_show_uninstall_lsn(void)
+{
+	static char lsn_text[32];	/* an LSN takes at most 17 characters */
+	SnowflakeSharedState *state = snowflake_state;
+	XLogRecPtr	last_end;
+	bool		enabled;
+	ControlFileData control;
+	bool		read;
+	char	   *shown;
+
+	if (state == NULL || MyProc == NULL || RecoveryInProgress() ||
+		snowflake_is_enabled())
+		return "";
+
+	/* every mark record is written under mark_lock */
+	if (!LWLockConditionalAcquire(state->mark_lock, LW_SHARED))
+		return "";
+	enabled = snowflake_is_enabled();
+	last_end = (XLogRecPtr) pg_atomic_read_u64(&state->last_record_end);
+	LWLockRelease(state->mark_lock);
+	if (enabled)
+		return "";
+
+	LWLockAcquire(ControlFileLock, LW_SHARED);
+	read = snowflake_read_control_file(&control);
+	LWLockRelease(ControlFileLock);
+	if (!read || control.checkPointCopy.redo < last_end)
+		return "";
+
+	shown = DatumGetCString(DirectFunctionCall1(pg_lsn_out,
+												LSNGetDatum(control.checkPoint)));
+	strlcpy(lsn_text, shown, sizeof(lsn_text));
+	pfree(shown);
+	return lsn_text;
+}
