@@ -264,7 +264,7 @@ $primary->stop;
 SKIP:
 {
 	skip 'libfaketime is not installed: the rest moves the server\'s clock',
-	  4
+	  5
 	  unless defined $SnowflakeTest::libfaketime;
 
 	my $node = snowflake_node('again', extra_conf => $conf);
@@ -285,6 +285,10 @@ INSERT INTO ids SELECT FROM generate_series(1, 1000);
 		generate_error($node),
 		qr/snowflake ID generation is disabled/,
 		'after a crash, generation is still off');
+	is( $node->safe_psql('postgres', 'SHOW snowflake.uninstall_lsn'),
+		$node->safe_psql(
+			'postgres', 'SELECT checkpoint_lsn FROM pg_control_checkpoint()'),
+		'the checkpoint that ends crash recovery follows the replayed marks');
 
 	# The mark on disk lies up to a stride above the last ID; let IDs lead
 	# the clock by the 5 s it was set back instead of failing.
