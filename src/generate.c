@@ -26,6 +26,7 @@
 #include "registry.h"
 #include "settings.h"
 #include "state.h"
+#include "uninstall.h"
 #include "waits.h"
 
 /*---- generation ----*/
@@ -73,6 +74,8 @@ snowflake_require_can_generate(const char *function)
 	 */
 	PreventCommandIfReadOnly(function);
 
+	if (!snowflake_is_enabled())
+		snowflake_report_disabled();
 	if (snowflake_state->mark_invalid)
 		snowflake_report_invalid_mark();
 }
@@ -295,7 +298,8 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 
 /*
  * Move the mark above needed_ms from this backend, waiting for it: count
- * the mark it published, and refuse the ID if the clock jumped.
+ * the mark it published, and refuse the ID if the clock jumped or
+ * snowflake.enabled went off meanwhile.
  */
 static void
 snowflake_advance_mark_here(int64 needed_ms)
@@ -309,6 +313,9 @@ snowflake_advance_mark_here(int64 needed_ms)
 			break;
 		case SNOWFLAKE_ADVANCE_CLOCK_JUMPED:
 			snowflake_report_clock_jump(jump_ms);
+			break;
+		case SNOWFLAKE_ADVANCE_DISABLED:
+			snowflake_report_disabled();
 			break;
 		case SNOWFLAKE_ADVANCE_NONE:
 			break;

@@ -27,6 +27,7 @@
 #include "markfile.h"
 #include "settings.h"
 #include "state.h"
+#include "uninstall.h"
 #include "wal.h"
 #include "waits.h"
 
@@ -101,7 +102,9 @@ typedef enum SnowflakeMarkResult
 	SNOWFLAKE_MARK_READY,		/* a mark high enough is in file and WAL */
 	SNOWFLAKE_MARK_FAILED,		/* it could not be written, or the file went
 								 * backwards */
-	SNOWFLAKE_MARK_CLOCK_JUMPED /* the clock jumped: no mark was written */
+	SNOWFLAKE_MARK_CLOCK_JUMPED,	/* the clock jumped: no mark was written */
+	SNOWFLAKE_MARK_DISABLED		/* snowflake.enabled is off: no mark was
+								 * written */
 } SnowflakeMarkResult;
 
 /*
@@ -116,7 +119,9 @@ typedef enum SnowflakeMarkResult
  * Refuses to write a mark that follows a clock which jumped forward by more
  * than snowflake.max_clock_jump, compared with the monotonic clock, since
  * the last mark: such a mark would let IDs, and every restart after a
- * crash, resume at the jumped time for good.  *jump_ms is then set.
+ * crash, resume at the jumped time for good.  *jump_ms is then set.  Writes
+ * nothing once snowflake.enabled is off, asked here under the lock, so that
+ * no record follows what snowflake.uninstall_lsn shows.
  */
 static SnowflakeMarkResult
 snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
@@ -129,6 +134,8 @@ snowflake_write_new_mark(int64 needed_ms, int64 margin_ms, int elevel,
 	int64		stride_ms;
 	int			us_into_ms;
 
+	if (!snowflake_is_enabled())
+		return SNOWFLAKE_MARK_DISABLED;
 	if (state->written_mark > needed_ms + margin_ms)
 	{
 		*target = state->written_mark;
@@ -226,8 +233,8 @@ snowflake_report_invalid_mark(void)
  *
  * Errors out if the mark cannot be written or the wait is cancelled; the
  * old mark then stays in force.  A clock that jumped is returned, with
- * *jump_ms: an error for a backend, while the mark writer leaves it to the
- * backends to report.
+ * *jump_ms, and so is snowflake.enabled off: errors for a backend, while
+ * the mark writer leaves them to the backends to report.
  */
 SnowflakeAdvanceResult
 snowflake_advance_mark(int64 needed_ms, int64 margin_ms, int64 *jump_ms)
@@ -271,6 +278,8 @@ snowflake_advance_mark(int64 needed_ms, int64 margin_ms, int64 *jump_ms)
 		snowflake_report_invalid_mark();
 	if (result == SNOWFLAKE_MARK_CLOCK_JUMPED)
 		return SNOWFLAKE_ADVANCE_CLOCK_JUMPED;
+	if (result == SNOWFLAKE_MARK_DISABLED)
+		return SNOWFLAKE_ADVANCE_DISABLED;
 	if (result != SNOWFLAKE_MARK_READY)
 		return SNOWFLAKE_ADVANCE_NONE;
 
@@ -326,17 +335,21 @@ snowflake_try_advance_mark(int64 needed_ms, int64 margin_ms)
  * so that the WAL a crash recovery replays always holds the mark, and a
  * mark file found below it is known to have gone backwards (see
  * snowflake_redo).  The record is marked unimportant, so that a server with
- * nothing else to log still skips its checkpoints.  Called by the mark
- * writer.
+ * nothing else to log still skips its checkpoints.  Not once
+ * snowflake.enabled is off: the mark stays on disk, and standbys must be
+ * able to leave the library behind.  Called by the mark writer.
  */
 void
 snowflake_relog_mark(void)
 {
 	SnowflakeSharedState *state = snowflake_state;
 
-	if (!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
+	/* off, not even the lock: snowflake.uninstall_lsn must not find it held */
+	if (!snowflake_is_enabled() ||
+		!LWLockConditionalAcquire(state->mark_lock, LW_EXCLUSIVE))
 		return;
-	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn)
+	if (state->written_mark > 0 && GetRedoRecPtr() > state->written_lsn &&
+		snowflake_is_enabled())
 		state->written_lsn = snowflake_log_mark(state->written_mark,
 												XLOG_MARK_UNIMPORTANT);
 	LWLockRelease(state->mark_lock);
@@ -345,7 +358,8 @@ snowflake_relog_mark(void)
 
 /*
  * WAL-log mark_ms, with the record flags given (XLogSetRecordFlags), and
- * flush it.  Returns the record's end.
+ * flush it.  Returns the record's end, which snowflake.uninstall_lsn counts
+ * from.  Under mark_lock.
  */
 static XLogRecPtr
 snowflake_log_mark(int64 mark_ms, uint8 flags)
@@ -358,6 +372,7 @@ snowflake_log_mark(int64 mark_ms, uint8 flags)
 	XLogSetRecordFlags(flags);
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	(void) snowflake_raise_counter(&snowflake_state->last_record_end, lsn);
 	XLogFlush(lsn);
 	return lsn;
 }

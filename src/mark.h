@@ -60,9 +60,11 @@ typedef enum SnowflakeAdvanceResult
 {
 	SNOWFLAKE_ADVANCE_NONE,		/* this call published no new mark */
 	SNOWFLAKE_ADVANCE_RAISED,	/* this call raised the published mark */
-	SNOWFLAKE_ADVANCE_CLOCK_JUMPED	/* the clock jumped further than
+	SNOWFLAKE_ADVANCE_CLOCK_JUMPED, /* the clock jumped further than
 									 * snowflake.max_clock_jump allows: no
 									 * mark was written */
+	SNOWFLAKE_ADVANCE_DISABLED	/* snowflake.enabled is off: no mark was
+								 * written */
 } SnowflakeAdvanceResult;
 
 /*
@@ -80,7 +82,8 @@ pg_noreturn extern void snowflake_report_invalid_mark(void);
 /*
  * Move the durable mark more than margin_ms above needed_ms, waiting for
  * whatever that takes.  On SNOWFLAKE_ADVANCE_CLOCK_JUMPED, *jump_ms says how
- * far the clock jumped; the caller decides whether that is an error.
+ * far the clock jumped; the caller decides whether that and
+ * SNOWFLAKE_ADVANCE_DISABLED are errors.
  */
 extern SnowflakeAdvanceResult snowflake_advance_mark(int64 needed_ms,
 													 int64 margin_ms,

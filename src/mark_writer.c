@@ -29,6 +29,7 @@
 #include "mark.h"
 #include "settings.h"
 #include "state.h"
+#include "uninstall.h"
 
 /*---- the mark writer ----*/
 
@@ -47,7 +48,8 @@ static void snowflake_writer_wait_for_standbys(void);
  * does not find the mark behind the clock and write it itself; a server that
  * issues no IDs writes no mark.  It logs the mark again after each
  * checkpoint (snowflake_relog_mark), and warns after a reload about
- * snowflake settings that the next start will refuse.
+ * snowflake settings that the next start will refuse.  While
+ * snowflake.enabled is off it writes nothing, and leaves mark_lock alone.
  *
  * An error (a mark that cannot be written, a full disk) is logged, and the
  * writer tries again a second later, as PostgreSQL's own background
@@ -119,7 +121,7 @@ snowflake_mark_writer_main(Datum main_arg)
 
 		/* nothing to write until IDs are issued */
 		last_tick = pg_atomic_read_u64(&state->last_tick);
-		if (last_tick != start_tick)
+		if (last_tick != start_tick && snowflake_is_enabled())
 		{
 			last_ms = (int64) (last_tick >> snowflake_layout.sequence_bits);
 			now_ms = snowflake_clock_ms(&us_into_ms);

@@ -14,12 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "access/xlog_internal.h"
-#include "catalog/pg_control.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
 
 #include "clock.h"
+#include "control.h"
 #include "layout.h"
 #include "markfile.h"
 #include "settings.h"
@@ -72,21 +71,8 @@ static bool
 snowflake_read_control_state(DBState *state)
 {
 	ControlFileData control;
-	pg_crc32c	crc;
-	int			fd;
-	int			nread;
 
-	fd = OpenTransientFile(XLOG_CONTROL_FILE, O_RDONLY | PG_BINARY);
-	if (fd < 0)
-		return false;
-	nread = read(fd, &control, sizeof(control));
-	CloseTransientFile(fd);
-	if (nread != sizeof(control))
-		return false;
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, &control, offsetof(ControlFileData, crc));
-	FIN_CRC32C(crc);
-	if (!EQ_CRC32C(crc, control.crc))
+	if (!snowflake_read_control_file(&control))
 		return false;
 	*state = control.state;
 	return true;

@@ -25,6 +25,7 @@
 #include "layout.h"
 #include "registry.h"
 #include "settings.h"
+#include "uninstall.h"
 
 /*---- settings ----*/
 
@@ -70,6 +71,9 @@ const SnowflakeSetting snowflake_settings[] = {
 	"a duration from 1min to 2147483647s"},
 	{"snowflake.registry_require_check_in", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
 	"a Boolean value"},
+	/* taking snowflake out, defined in uninstall.c */
+	{"snowflake.enabled", SNOWFLAKE_SETTING_BOOL, 0, 0, 0, "a Boolean value"},
+	{"snowflake.uninstall_lsn", SNOWFLAKE_SETTING_READ_ONLY, 0, 0, 0, NULL},
 };
 
 StaticAssertDecl(lengthof(snowflake_settings) == SNOWFLAKE_NUM_SETTINGS,
@@ -232,6 +236,7 @@ snowflake_define_settings(GucContext start_context)
 							NULL, NULL, NULL);
 
 	snowflake_registry_define_settings(start_context);
+	snowflake_uninstall_define_settings();
 
 	DefineCustomIntVariable("snowflake.max_clock_jump",
 							"Largest forward jump of the clock that IDs follow.",
@@ -390,16 +395,29 @@ snowflake_setting_value_is_valid(const SnowflakeSetting *setting,
 				result >= setting->min_value && result <= setting->max_value;
 		case SNOWFLAKE_SETTING_CONNINFO:
 			return snowflake_registry_check_conninfo(value, detail);
+		case SNOWFLAKE_SETTING_READ_ONLY:
+			return false;
 	}
 	return false;
 }
 
-/* Report at elevel that value is not valid for setting. */
+/*
+ * Report at elevel that value is not valid for setting: for a read-only
+ * setting, any value, in PostgreSQL's own words.
+ */
 void
 snowflake_report_bad_value(int elevel, const SnowflakeSetting *setting,
 						   const char *value, const SnowflakeLayout *layout,
 						   const char *epoch_detail, const char *hint)
 {
+	if (setting->kind == SNOWFLAKE_SETTING_READ_ONLY)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
+				 errmsg("parameter \"%s\" cannot be changed", setting->name),
+				 hint ? errhint("%s", hint) : 0));
+		return;
+	}
 	/* a connection string may hold a password: keep it out of the log */
 	ereport(elevel,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

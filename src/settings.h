@@ -30,7 +30,8 @@ typedef enum SnowflakeSettingKind
 	SNOWFLAKE_SETTING_DURATION, /* an integer with units, min_value to
 								 * max_value */
 	SNOWFLAKE_SETTING_BOOL,
-	SNOWFLAKE_SETTING_CONNINFO	/* see snowflake_registry_check_conninfo */
+	SNOWFLAKE_SETTING_CONNINFO, /* see snowflake_registry_check_conninfo */
+	SNOWFLAKE_SETTING_READ_ONLY /* shown, never set */
 } SnowflakeSettingKind;
 
 typedef struct SnowflakeSetting
@@ -45,7 +46,7 @@ typedef struct SnowflakeSetting
 } SnowflakeSetting;
 
 /* the number of entries of snowflake_settings, which settings.c checks */
-#define SNOWFLAKE_NUM_SETTINGS		16
+#define SNOWFLAKE_NUM_SETTINGS		18
 
 extern const SnowflakeSetting snowflake_settings[];
 extern int	snowflake_datacenter_id;

@@ -67,6 +67,11 @@
  * than resumed under it.  The same check is made before each write of the
  * file.  The file does not depend on synchronous_commit.
  *
+ * A server replays those records only with the library preloaded.  To take
+ * it out of a replication group, snowflake.enabled = off stops generation
+ * and every mark record, and snowflake.uninstall_lsn says when the standbys
+ * may restart without it (see uninstall.c).
+ *
  * The files of src/:
  *
  *	 snowflake.c	 module load: _PG_init, the registration of both
@@ -78,6 +83,7 @@
  *	 state.h/.c		 the shared state, its size, raising its floors
  *	 clock.h/.c		 the clock and the monotonic clock
  *	 statefile.h/.c	 writing a state file durably
+ *	 control.h/.c	 reading pg_control
  *	 markfile.h/.c	 the mark file: format, load, layout change, write,
  *					 went-back check
  *	 wal.h/.c		 the mark's WAL record and its callbacks
@@ -90,6 +96,8 @@
  *	 registry.h/.c	 the worker id registry: its settings, the gate
  *					 backends pass, the claim state and cache file
  *	 registry_worker.c the registry worker, the registry's libpq client
+ *	 uninstall.h/.c	 snowflake.enabled, which stops generation and the
+ *					 mark's WAL records, and snowflake.uninstall_lsn
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -117,6 +125,7 @@
 #include "registry.h"
 #include "settings.h"
 #include "state.h"
+#include "uninstall.h"
 #include "utility.h"
 #include "wal.h"
 
@@ -343,6 +352,8 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u32(&state->refusal_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);
 		pg_atomic_init_u32(&state->redo_write_failed, 0);
+		pg_atomic_init_u32(&state->enabled, snowflake_enabled ? 1 : 0);
+		pg_atomic_init_u64(&state->last_record_end, 0);
 		state->mark_lock = &(GetNamedLWLockTranche("snowflake"))->lock;
 		ConditionVariableInit(&state->mark_cv);
 		state->clock_ref_ms = snowflake_clock_ms(&us_into_ms);

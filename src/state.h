@@ -41,7 +41,9 @@ typedef union SnowflakeIdCounter
  * writer's latch: at worst a backend sets a latch that no longer matters.
  * mark_invalid is set at startup, in redo, or under mark_lock when the file
  * is found to have gone backwards, always after its reason, and never
- * cleared.
+ * cleared.  enabled is written by the postmaster alone (see uninstall.c);
+ * a mark record is written only under mark_lock, after enabled was read
+ * there, and last_record_end raised to its end.
  */
 typedef struct SnowflakeSharedState
 {
@@ -84,6 +86,10 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 episode_first_error;	/* clock_errors when the current
 											 * episode began */
 	pg_atomic_uint32 redo_write_failed; /* a replayed mark is not on disk */
+	pg_atomic_uint32 enabled;	/* snowflake.enabled, as the postmaster last
+								 * read it */
+	pg_atomic_uint64 last_record_end;	/* the end of the last mark record
+										 * written or replayed since the start */
 
 	bool		mark_invalid;	/* generation is refused for good ... */
 	bool		mark_restored;	/* ... the true mark was written back */

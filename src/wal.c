@@ -61,6 +61,9 @@ snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
  * floor is raised in memory but the mark is not published as durable, so
  * that after a promotion no ID is issued before a new mark is on disk, and
  * the next mark record, or a clean shutdown, tries the file again.
+ *
+ * Every record replayed counts for snowflake.uninstall_lsn, should this
+ * server be promoted.
  */
 static void
 snowflake_redo(XLogReaderState *record)
@@ -76,6 +79,8 @@ snowflake_redo(XLogReaderState *record)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
 	snowflake_read_mark_record(record, &xlrec);
+	(void) snowflake_raise_counter(&state->last_record_end,
+								   record->EndRecPtr);
 	if (state->mark_invalid)
 		return;
 

@@ -132,6 +132,14 @@ refuses_to_start(
 	"snowflake.max_clock_jump = '1 day'",
 	qr/FATAL:  invalid value for parameter "snowflake.max_clock_jump": "1 day"/,
 	'a max_clock_jump that does not parse');
+refuses_to_start(
+	'snowflake.enabled = maybe',
+	qr/FATAL:  invalid value for parameter "snowflake.enabled": "maybe"\n.*DETAIL:  "snowflake.enabled" must be a Boolean value\./,
+	'an enabled that is not a Boolean');
+refuses_to_start(
+	"snowflake.uninstall_lsn = '0/0'",
+	qr/FATAL:  parameter "snowflake.uninstall_lsn" cannot be changed/,
+	'the read-only uninstall_lsn');
 
 # A real setting spelt with capitals is honoured.
 write_conf("SnowFlake.Worker_ID = 7\n");
