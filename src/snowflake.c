@@ -79,7 +79,7 @@
  *	 clock.h/.c		 the clock and the monotonic clock
  *	 statefile.h/.c	 writing a state file durably
  *	 markfile.h/.c	 the mark file: format, load, layout change, write,
- *					 went-back check
+ *					 went-back check, the refusal after pg_upgrade
  *	 wal.h/.c		 the mark's WAL record and its callbacks
  *	 mark.h/.c		 moving the durable mark; what the registry asks of the
  *					 generator
@@ -90,6 +90,8 @@
  *	 registry.h/.c	 the worker id registry: its settings, the gate
  *					 backends pass, the claim state and cache file
  *	 registry_worker.c the registry worker, the registry's libpq client
+ *	 upgrade.h/.c	 pg_upgrade: the file the restore leaves, so that the
+ *					 new cluster waits for the old cluster's mark
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -370,7 +372,7 @@ snowflake_shmem_startup(void)
  * immediate shutdown, the next start replays WAL whose marks may lie above
  * the exact one, and would take the file for an older copy: the mark on disk
  * stays.  pg_upgrade's servers issued no ID, and a new cluster's mark is the
- * old cluster's to give: the file stays as it is there too.
+ * old cluster's to give (see upgrade.c): the file stays as it is there too.
  */
 static void
 snowflake_shmem_shutdown(int code, Datum arg)

@@ -61,6 +61,11 @@ snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
  * floor is raised in memory but the mark is not published as durable, so
  * that after a promotion no ID is issued before a new mark is on disk, and
  * the next mark record, or a clean shutdown, tries the file again.
+ *
+ * A standby made from a cluster that pg_upgrade made, before the old
+ * cluster's mark was copied into it, refuses to generate after a promotion
+ * (see upgrade.c) until it has written a mark replayed from its primary: the
+ * primary writes none before it resumed above the old cluster's mark.
  */
 static void
 snowflake_redo(XLogReaderState *record)
@@ -71,12 +76,15 @@ snowflake_redo(XLogReaderState *record)
 	SnowflakeStamp was;
 	SnowflakeStamp now;
 	int			us_into_ms;
+	bool		in_archive;
 
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
 	snowflake_read_mark_record(record, &xlrec);
-	if (state->mark_invalid)
+	in_archive = StandbyMode || ArchiveRecoveryRequested || InArchiveRecovery;
+	if (state->mark_invalid &&
+		!(state->upgrade_pending && !state->layout_changed && in_archive))
 		return;
 
 	/*
@@ -101,7 +109,7 @@ snowflake_redo(XLogReaderState *record)
 	if ((int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
 		return;
 
-	if (!StandbyMode && !ArchiveRecoveryRequested && !InArchiveRecovery)
+	if (!in_archive)
 	{
 		if (xlrec.mark_ms > state->file_mark)
 		{
@@ -128,6 +136,13 @@ snowflake_redo(XLogReaderState *record)
 	pg_atomic_write_u32(&state->redo_write_failed, 0);
 	state->file_mark = xlrec.mark_ms;
 	snowflake_raise_floor(state, xlrec.mark_ms);
+	if (state->upgrade_pending)
+	{
+		snowflake_accept_upgraded_mark(xlrec.mark_ms, true);
+		state->upgrade_pending = false;
+		pg_write_barrier();
+		state->mark_invalid = false;
+	}
 }
 
 /*
