@@ -59,6 +59,13 @@ emit_log_hook_type prev_emit_log_hook = NULL;
 void
 snowflake_require_can_generate(const char *function)
 {
+	/* pg_upgrade's servers: a new cluster has no mark until it is copied */
+	if (IsBinaryUpgrade)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot generate snowflake IDs in binary upgrade mode"),
+				 errdetail("pg_upgrade runs the server in this mode to restore its schema; IDs are generated once the upgraded server runs normally.")));
+
 	snowflake_require_shared_state("generate IDs");
 
 	if (RecoveryInProgress())

@@ -212,6 +212,8 @@ snowflake_report_invalid_mark(void)
 				 errmsg("snowflake epoch or layout changed since the high-water mark was written"),
 				 errdetail_internal("%s", snowflake_state->mark_invalid_reason),
 				 errhint("%s", snowflake_state->layout_hint)));
+	if (snowflake_state->upgrade_pending)
+		snowflake_report_upgrade_refusal();
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("snowflake high-water mark file \"%s\" is invalid",

@@ -2,7 +2,8 @@
  *
  * markfile.c
  *		The mark file: its format, loading it at start, a change of epoch or
- *		layout, writing it, and finding that it went backwards.
+ *		layout, writing it, finding that it went backwards, and the refusal
+ *		to generate after pg_upgrade until the old cluster's mark is here.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
 
@@ -58,6 +60,7 @@ typedef struct SnowflakeMarkFile
 #define SNOWFLAKE_MARK_V1_SIZE		32
 
 static void snowflake_invalidate_mark(const char *reason);
+static void snowflake_log_upgrade_refusal(void);
 static bool snowflake_mark_layout_differs(const SnowflakeMarkFile *contents);
 static void snowflake_accept_layout(SnowflakeSharedState *state,
 									const SnowflakeMarkFile *contents);
@@ -189,6 +192,11 @@ snowflake_read_mark_file(SnowflakeMarkFile *contents, bool *missing)
  * logged, since a file removed by hand is not.  A file that cannot be read
  * or trusted is reported, and generation is refused until an operator looks
  * at it: guessing could repeat IDs.
+ *
+ * After pg_upgrade (snowflake.upgraded is here, see upgrade.c), no file
+ * means that the old cluster's mark has not been copied yet: generation is
+ * refused.  A valid file then is that copy: it is accepted, and
+ * snowflake.upgraded removed, except in pg_upgrade's own starts.
  */
 void
 snowflake_load_mark_file(SnowflakeSharedState *state)
@@ -196,9 +204,18 @@ snowflake_load_mark_file(SnowflakeSharedState *state)
 	SnowflakeMarkFile contents;
 	const char *reason;
 	bool		missing;
+	bool		upgraded;
 	struct stat st;
 
 	reason = snowflake_read_mark_file(&contents, &missing);
+	upgraded = snowflake_upgrade_file_exists();
+	if (missing && upgraded)
+	{
+		state->upgrade_pending = true;
+		snowflake_invalidate_mark(_("pg_upgrade made this cluster, and the old cluster's mark file has not been copied into it."));
+		snowflake_log_upgrade_refusal();
+		return;
+	}
 	if (missing)
 	{
 		bool		dangling = lstat(SNOWFLAKE_MARK_FILE, &st) == 0;
@@ -222,6 +239,8 @@ snowflake_load_mark_file(SnowflakeSharedState *state)
 				 errdetail_internal("%s", reason)));
 		return;
 	}
+	if (upgraded && !IsBinaryUpgrade)
+		snowflake_accept_upgraded_mark(contents.mark_ms, false);
 
 	if (snowflake_mark_layout_differs(&contents))
 	{
@@ -453,4 +472,76 @@ snowflake_invalidate_mark(const char *reason)
 			sizeof(state->mark_invalid_reason));
 	pg_write_barrier();
 	state->mark_invalid = true;
+}
+
+/*---- after pg_upgrade (see upgrade.c) ----*/
+
+/*
+ * Is snowflake.upgraded in the data directory?  Anything there by that name
+ * counts, and so does a data directory that cannot be looked into.
+ */
+bool
+snowflake_upgrade_file_exists(void)
+{
+	struct stat st;
+
+	return lstat(SNOWFLAKE_UPGRADE_FILE, &st) == 0 || errno != ENOENT;
+}
+
+/* The detail and the hint of the refusal after pg_upgrade. */
+static int
+snowflake_upgrade_errdetail(void)
+{
+	errdetail("pg_upgrade made this cluster from one that had snowflake, and does not copy the mark file; \"%s\" records the upgrade. "
+			  "Without the old cluster's mark, IDs made from the clock could repeat IDs the old cluster issued.",
+			  SNOWFLAKE_UPGRADE_FILE);
+	errhint("Stop the server, copy \"%s\" from the old cluster's data directory into this one, and start the server again. "
+			"If the old cluster's mark is lost, wait until the clock is past every ID the old cluster issued, then remove \"%s\" and restart.",
+			SNOWFLAKE_MARK_FILE, SNOWFLAKE_UPGRADE_FILE);
+	return 0;
+}
+
+/* At a start: generation is refused until the old cluster's mark is here. */
+static void
+snowflake_log_upgrade_refusal(void)
+{
+	ereport(LOG,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowflake high-water mark file \"%s\" is missing after pg_upgrade; ID generation is disabled",
+					SNOWFLAKE_MARK_FILE),
+			 snowflake_upgrade_errdetail()));
+}
+
+/* Refuse an ID: the old cluster's mark has not been copied. */
+void
+snowflake_report_upgrade_refusal(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowflake high-water mark file \"%s\" is missing after pg_upgrade",
+					SNOWFLAKE_MARK_FILE),
+			 snowflake_upgrade_errdetail()));
+}
+
+/*
+ * The mark of mark_ms ends the refusal after pg_upgrade: copied in from the
+ * old cluster and found at a start, or, on a standby, replayed from its
+ * primary (replayed), which resumed above the old cluster's mark before it
+ * wrote any.  Remove snowflake.upgraded, and log it.
+ */
+void
+snowflake_accept_upgraded_mark(int64 mark_ms, bool replayed)
+{
+	bool		removed = durable_unlink(SNOWFLAKE_UPGRADE_FILE, LOG) == 0;
+
+	ereport(LOG,
+			(replayed ?
+			 errmsg("snowflake high-water mark replayed from WAL ends the refusal after pg_upgrade") :
+			 errmsg("snowflake accepted the high-water mark file \"%s\" copied after pg_upgrade",
+					SNOWFLAKE_MARK_FILE),
+			 removed ?
+			 errdetail("The mark lies %lld ms after the epoch it was written under; \"%s\" was removed.",
+					   (long long) mark_ms, SNOWFLAKE_UPGRADE_FILE) :
+			 errdetail("The mark lies %lld ms after the epoch it was written under; \"%s\" could not be removed, and is looked at again at the next start.",
+					   (long long) mark_ms, SNOWFLAKE_UPGRADE_FILE)));
 }

@@ -85,7 +85,7 @@
  *	 statefile.h/.c	 writing a state file durably
  *	 control.h/.c	 reading pg_control
  *	 markfile.h/.c	 the mark file: format, load, layout change, write,
- *					 went-back check
+ *					 went-back check, the refusal after pg_upgrade
  *	 wal.h/.c		 the mark's WAL record and its callbacks
  *	 mark.h/.c		 moving the durable mark; what the registry asks of the
  *					 generator
@@ -98,6 +98,8 @@
  *	 registry_worker.c the registry worker, the registry's libpq client
  *	 uninstall.h/.c	 snowflake.enabled, which stops generation and the
  *					 mark's WAL records, and snowflake.uninstall_lsn
+ *	 upgrade.h/.c	 pg_upgrade: the file the restore leaves, so that the
+ *					 new cluster waits for the old cluster's mark
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -240,11 +242,17 @@ _PG_init(void)
 			worker_id_set = raw[i] != NULL;
 	}
 
+	/*
+	 * pg_upgrade's servers (binary upgrade mode) issue no IDs: no mark to
+	 * keep ahead, and no claim to take, which would claim a worker id for the
+	 * new cluster before its operator could reassign the old one.
+	 */
 	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, &snowflake_rmgr);
-	snowflake_register_mark_writer();
+	if (!IsBinaryUpgrade)
+		snowflake_register_mark_writer();
 	snowflake_registry_start(worker_id_set, snowflake_datacenter_id,
 							 snowflake_layout.max_worker_id);
-	if (snowflake_registry_enabled())
+	if (snowflake_registry_enabled() && !IsBinaryUpgrade)
 		snowflake_register_registry_worker();
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -374,7 +382,8 @@ snowflake_shmem_startup(void)
  * could not be written during replay.  After a crash (code != 0), or an
  * immediate shutdown, the next start replays WAL whose marks may lie above
  * the exact one, and would take the file for an older copy: the mark on disk
- * stays.
+ * stays.  pg_upgrade's servers issued no ID, and a new cluster's mark is the
+ * old cluster's to give (see upgrade.c): the file stays as it is there too.
  */
 static void
 snowflake_shmem_shutdown(int code, Datum arg)
@@ -382,7 +391,8 @@ snowflake_shmem_shutdown(int code, Datum arg)
 	uint64		last_tick;
 	int64		mark_ms;
 
-	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid)
+	if (code != 0 || snowflake_state == NULL || snowflake_state->mark_invalid ||
+		IsBinaryUpgrade)
 		return;
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
 	if (last_tick == 0 || !snowflake_shut_down_cleanly())

@@ -41,9 +41,12 @@ typedef union SnowflakeIdCounter
  * writer's latch: at worst a backend sets a latch that no longer matters.
  * mark_invalid is set at startup, in redo, or under mark_lock when the file
  * is found to have gone backwards, always after its reason, and never
- * cleared.  enabled is written by the postmaster alone (see uninstall.c);
- * a mark record is written only under mark_lock, after enabled was read
- * there, and last_record_end raised to its end.
+ * cleared, but for one case: on a standby refusing after pg_upgrade
+ * (upgrade_pending), the first mark replayed from its primary clears both,
+ * in redo, before any backend can generate there.  enabled is written by
+ * the postmaster alone (see uninstall.c); a mark record is written only
+ * under mark_lock, after enabled was read there, and last_record_end raised
+ * to its end.
  */
 typedef struct SnowflakeSharedState
 {
@@ -94,6 +97,8 @@ typedef struct SnowflakeSharedState
 	bool		mark_invalid;	/* generation is refused for good ... */
 	bool		mark_restored;	/* ... the true mark was written back */
 	bool		layout_changed; /* ... the epoch or layout changed */
+	bool		upgrade_pending;	/* ... pg_upgrade made this cluster,
+									 * and the old mark is not here yet */
 	char		layout_hint[256];	/* what to do about that */
 	char		mark_invalid_reason[512];
 

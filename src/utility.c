@@ -10,12 +10,14 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
 
 #include "functions.h"
 #include "settings.h"
+#include "upgrade.h"
 #include "utility.h"
 
 /*---- SET statements and DISCARD ----*/
@@ -96,7 +98,9 @@ snowflake_require_valid_function_options(List *options)
  * ProcessUtility hook: check statements that set snowflake settings, and
  * forget this session's last ID on DISCARD ALL and DISCARD SEQUENCES, as
  * PostgreSQL forgets lastval(), so that a pooled connection does not show
- * one client's ID to the next.
+ * one client's ID to the next.  In binary upgrade mode, ALTER EXTENSION
+ * snowflake ADD is pg_upgrade restoring the extension into a new cluster,
+ * which must not generate until it has the old cluster's mark (upgrade.c).
  */
 void
 snowflake_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -125,6 +129,12 @@ snowflake_process_utility(PlannedStmt *pstmt, const char *queryString,
 			break;
 		case T_AlterFunctionStmt:
 			snowflake_require_valid_function_options(((AlterFunctionStmt *) parsetree)->actions);
+			break;
+		case T_AlterExtensionContentsStmt:
+			if (IsBinaryUpgrade &&
+				strcmp(((AlterExtensionContentsStmt *) parsetree)->extname,
+					   "snowflake") == 0)
+				snowflake_note_upgrade_restore();
 			break;
 		default:
 			break;

@@ -64,6 +64,11 @@ snowflake_fill_mark_record(xl_snowflake_mark *xlrec, int64 mark_ms)
  *
  * Every record replayed counts for snowflake.uninstall_lsn, should this
  * server be promoted.
+ *
+ * A standby made from a cluster that pg_upgrade made, before the old
+ * cluster's mark was copied into it, refuses to generate after a promotion
+ * (see upgrade.c) until it has written a mark replayed from its primary: the
+ * primary writes none before it resumed above the old cluster's mark.
  */
 static void
 snowflake_redo(XLogReaderState *record)
@@ -74,6 +79,7 @@ snowflake_redo(XLogReaderState *record)
 	SnowflakeStamp was;
 	SnowflakeStamp now;
 	int			us_into_ms;
+	bool		in_archive;
 
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
@@ -81,7 +87,9 @@ snowflake_redo(XLogReaderState *record)
 	snowflake_read_mark_record(record, &xlrec);
 	(void) snowflake_raise_counter(&state->last_record_end,
 								   record->EndRecPtr);
-	if (state->mark_invalid)
+	in_archive = StandbyMode || ArchiveRecoveryRequested || InArchiveRecovery;
+	if (state->mark_invalid &&
+		!(state->upgrade_pending && !state->layout_changed && in_archive))
 		return;
 
 	/*
@@ -106,7 +114,7 @@ snowflake_redo(XLogReaderState *record)
 	if ((int64) pg_atomic_read_u64(&state->durable_mark) >= xlrec.mark_ms)
 		return;
 
-	if (!StandbyMode && !ArchiveRecoveryRequested && !InArchiveRecovery)
+	if (!in_archive)
 	{
 		if (xlrec.mark_ms > state->file_mark)
 		{
@@ -133,6 +141,13 @@ snowflake_redo(XLogReaderState *record)
 	pg_atomic_write_u32(&state->redo_write_failed, 0);
 	state->file_mark = xlrec.mark_ms;
 	snowflake_raise_floor(state, xlrec.mark_ms);
+	if (state->upgrade_pending)
+	{
+		snowflake_accept_upgraded_mark(xlrec.mark_ms, true);
+		state->upgrade_pending = false;
+		pg_write_barrier();
+		state->mark_invalid = false;
+	}
 }
 
 /*

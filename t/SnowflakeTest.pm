@@ -170,6 +170,9 @@ a registry node (see snowflake_registry): then the node claims its worker id
 there instead of setting it, checks in every 200 ms and takes a claim over
 after 2 s without check-in.  With C<< node_ids => 0 >>, the node
 sets neither id and takes the defaults, for a test that writes them itself.
+C<install_path> runs another installation's binaries (see
+PostgreSQL::Test::Cluster->new), and C<initdb_extra> lists extra initdb
+options; either makes the node run initdb rather than copy a template.
 
 =cut
 
@@ -177,8 +180,16 @@ sub snowflake_node
 {
 	my ($name, %params) = @_;
 
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => $params{allows_streaming} // 0);
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		defined $params{install_path}
+		? (install_path => $params{install_path})
+		: ());
+	$node->init(
+		allows_streaming => $params{allows_streaming} // 0,
+		force_initdb => defined $params{install_path} ? 1 : 0,
+		defined $params{initdb_extra}
+		? (extra => $params{initdb_extra})
+		: ());
 	my $worker_conf =
 	  $params{registry}
 	  ? "snowflake.registry = '"
