@@ -27,7 +27,7 @@ use strict;
 use warnings;
 
 use File::Basename qw(dirname);
-use File::Copy qw(copy);
+use File::Copy     qw(copy);
 use FindBin;
 use lib $FindBin::RealBin;
 
@@ -116,11 +116,13 @@ my $old_max = $old->safe_psql('postgres',
 	"SELECT max(id) FROM orders WHERE phase = 'old'");
 $old_max = $old->safe_psql('shop',
 	"SELECT greatest($old_max, max(id)) FROM orders WHERE phase = 'old'");
-like($old_max, qr/^\d+$/, "PostgreSQL $old_major issued IDs in two databases");
+like($old_max, qr/^\d+$/,
+	"PostgreSQL $old_major issued IDs in two databases");
 $old->stop;
 my $old_mark_path = $old->data_dir . '/snowflake.mark';
 my $old_mark = read_mark_file($old_mark_path);
-is($old_mark->{mark_ms}, id_ms($old_max) + 1,
+is( $old_mark->{mark_ms},
+	id_ms($old_max) + 1,
 	'the old cluster shut down with its mark just past its newest ID');
 
 # pg_upgrade as an operator runs it, with any extra options, from a
@@ -171,21 +173,22 @@ like(
 	qr/copy snowflake\.mark from the old cluster's data\s+directory into this one/,
 	'... the file says what to do');
 is(read_mark_file($old_mark_path)->{mark_ms},
-	$old_mark->{mark_ms}, "pg_upgrade's start of the old cluster left its mark");
+	$old_mark->{mark_ms},
+	"pg_upgrade's start of the old cluster left its mark");
 ok(!-e $old->data_dir . '/snowflake.upgraded',
 	'... and left no snowflake.upgraded in the old cluster');
 
 # A standby copied from the new cluster before the mark is (PostgreSQL's
 # recipe for standbys runs rsync before the new primary starts).
 $new->backup_fs_cold('upgraded');
-my $standby = snowflake_standby($new, 'upgraded', 'standby',
-	offset => -86400);
+my $standby =
+  snowflake_standby($new, 'upgraded', 'standby', offset => -86400);
 
 # (a) Started without the old mark, with the clock a day behind: refused.
 start_node($new);
 check_clock_offset($new, -86400, 'the new cluster runs a day behind');
-my ($elapsed, $ret, $stdout, $stderr) = psql_timed($new,
-	"INSERT INTO orders (phase) VALUES ('refused')");
+my ($elapsed, $ret, $stdout, $stderr) =
+  psql_timed($new, "INSERT INTO orders (phase) VALUES ('refused')");
 isnt($ret, 0, 'without the old mark the new cluster refuses IDs');
 like(
 	$stderr,
@@ -209,7 +212,7 @@ ok( $new->log_contains(
 	),
 	'the server log says so at the start');
 $new->stop;
-ok(!-e "$new_data/snowflake.mark" && -f "$new_data/snowflake.upgraded",
+ok( !-e "$new_data/snowflake.mark" && -f "$new_data/snowflake.upgraded",
 	'a clean shutdown wrote no mark of its own, and kept snowflake.upgraded');
 
 # (b) The documented step: copy the old cluster's mark, then start.
@@ -233,9 +236,10 @@ like(
 	qr/ERROR:  58000: could not generate a snowflake ID: the clock is behind/,
 	'with max_lead 0 the clock a day behind the old IDs is refused');
 my ($behind_ms) = $stderr =~ /The clock is (\d+) ms behind/;
-ok(defined $behind_ms && abs($behind_ms - $day_ms) < 600_000,
-	'... by a day')
-  or diag 'the detail says ' . ($behind_ms // 'nothing');
+ok( defined $behind_ms
+	  && $behind_ms > $day_ms - 3_600_000
+	  && $behind_ms < $day_ms + 60_000,
+	'... by a day') or diag 'the detail says ' . ($behind_ms // 'nothing');
 alter_system($new, 'snowflake.max_lead' => '2d');
 foreach my $db ('postgres', 'shop')
 {
@@ -254,7 +258,7 @@ SELECT (SELECT min(id) FROM orders WHERE phase = 'new') >
 SELECT max(id) FROM orders;
 SELECT extract(epoch FROM
 	(SELECT (snowflake_parse(min(id))).ts FROM orders WHERE phase = 'new') -
-	clock_timestamp()) BETWEEN 86000 AND 86400;
+	clock_timestamp()) BETWEEN 82800 AND 86460;
 });
 	my ($counts, $greater, $max, $ahead) = split /\n/, $result;
 	is($counts, '20000|20000', "$db: no ID repeats across the upgrade");
@@ -270,13 +274,11 @@ SELECT extract(epoch FROM
 }
 cmp_ok(
 	$new->safe_psql(
-		'postgres',
-		"SELECT min(id) >> 22 FROM orders WHERE phase = 'new'"),
+		'postgres', "SELECT min(id) >> 22 FROM orders WHERE phase = 'new'"),
 	'>=',
 	$old_mark->{mark_ms},
 	'generation resumed at or above the old mark');
-is( $new->safe_psql(
-		'postgres', 'SELECT mark_invalid FROM snowflake_status'),
+is( $new->safe_psql('postgres', 'SELECT mark_invalid FROM snowflake_status'),
 	'f',
 	'snowflake_status no longer shows a refusal');
 
@@ -288,7 +290,7 @@ $new->wait_for_replay_catchup($standby);
 $standby->wait_for_log(
 	qr/snowflake high-water mark replayed from WAL ends the refusal after pg_upgrade/
 );
-ok(!-e $standby->data_dir . '/snowflake.upgraded',
+ok( !-e $standby->data_dir . '/snowflake.upgraded',
 	'the standby replayed a mark of its primary, and removed snowflake.upgraded'
 );
 is( $standby->safe_psql(
@@ -319,9 +321,11 @@ $standby->stop;
 my $mark_bytes = slurp_file("$new_data/snowflake.mark");
 command_ok(
 	[
-		'pg_ctl', '--wait', '--pgdata' => $new_data,
+		'pg_ctl', '--wait',
+		'--pgdata' => $new_data,
 		'--log' => $new->logfile,
-		'--options' => '-b', 'start'
+		'--options' => '-b',
+		'start'
 	],
 	'the new cluster starts in binary upgrade mode');
 ($elapsed, $ret, $stdout, $stderr) =
@@ -332,8 +336,10 @@ like(
 	'... where it refuses IDs');
 # a normal start has the mark writer running well within this second
 sleep 1;
-is($new->safe_psql('postgres', 'SELECT mark_writer_running FROM snowflake_status'),
-	'f', '... and runs no mark writer');
+is( $new->safe_psql(
+		'postgres', 'SELECT mark_writer_running FROM snowflake_status'),
+	'f',
+	'... and runs no mark writer');
 command_ok([ 'pg_ctl', '--wait', '--pgdata' => $new_data, 'stop' ],
 	'... and stops');
 is(slurp_file("$new_data/snowflake.mark"),
@@ -348,9 +354,10 @@ is(slurp_file("$new_data/snowflake.mark"),
 my $bare = PostgreSQL::Test::Cluster->new('bare');
 $bare->init(extra => ['--data-checksums']);
 my $bare_data = $bare->data_dir;
-write_mark_file("$bare_data/snowflake.mark", mark_file_bytes(mark_ms => 1000));
+write_mark_file("$bare_data/snowflake.mark",
+	mark_file_bytes(mark_ms => 1000));
 run_pg_upgrade($bare, 'pg_upgrade --check', '--check');
-ok(!-e "$bare_data/snowflake.upgraded"
+ok( !-e "$bare_data/snowflake.upgraded"
 	  && read_mark_file("$bare_data/snowflake.mark")->{mark_ms} == 1000,
 	'pg_upgrade --check leaves no snowflake.upgraded, and the mark in place');
 run_pg_upgrade($bare,
@@ -359,9 +366,9 @@ run_pg_upgrade($bare,
 ok(-f $old_mark_path, "the old cluster's mark stays in its data directory");
 ok(-f "$bare_data/snowflake.upgraded",
 	'the restore left snowflake.upgraded without the preload too');
-ok(!-e "$bare_data/snowflake.mark"
-	  && read_mark_file("$bare_data/snowflake.mark.before-upgrade")
-	  ->{mark_ms} == 1000,
+ok( !-e "$bare_data/snowflake.mark"
+	  && read_mark_file("$bare_data/snowflake.mark.before-upgrade")->{mark_ms}
+	  == 1000,
 	'... and set the mark found in the new cluster aside');
 $bare->append_conf(
 	'postgresql.conf', q{
