@@ -3,8 +3,9 @@
  * decode.c
  *		The SQL functions that take IDs apart and make them: snowflake_parse,
  *		snowflake_timestamp, snowflake_min_id, snowflake_max_id,
- *		snowflake_between and its support function, snowflake_compose,
- *		snowflake_format, snowflake_json and snowflake_serial.
+ *		snowflake_between with its support function and the two bounds it is
+ *		planned as, snowflake_compose, snowflake_format, snowflake_json and
+ *		snowflake_serial.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -23,6 +24,7 @@
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
@@ -49,6 +51,8 @@ PG_FUNCTION_INFO_V1(snowflake_min_id);
 PG_FUNCTION_INFO_V1(snowflake_max_id);
 PG_FUNCTION_INFO_V1(snowflake_between);
 PG_FUNCTION_INFO_V1(snowflake_between_support);
+PG_FUNCTION_INFO_V1(snowflake_between_min_id);
+PG_FUNCTION_INFO_V1(snowflake_between_max_id);
 PG_FUNCTION_INFO_V1(snowflake_compose);
 PG_FUNCTION_INFO_V1(snowflake_format);
 PG_FUNCTION_INFO_V1(snowflake_json);
@@ -366,46 +370,101 @@ snowflake_max_id(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The smallest and the largest ID of the range of snowflake_between(id,
+ * from, to), from its from and to arguments at argno and argno + 1, under
+ * the configured epoch and layout.  Errors out unless an ID can carry both.
+ */
+static void
+snowflake_between_ids(FunctionCallInfo fcinfo, int argno, int64 *first_id,
+					  int64 *last_id)
+{
+	const SnowflakeLayout *layout = snowflake_configured_layout();
+	TimestampTz epoch = snowflake_configured_epoch();
+	int64		from_ms;
+	int64		to_ms;
+
+	from_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(argno), epoch);
+	to_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(argno + 1), epoch);
+	*first_id = snowflake_ms_first_id(layout, from_ms);
+	*last_id = snowflake_ms_last_id(layout, to_ms);
+}
+
+/*
  * snowflake_between(id bigint, from timestamptz, to timestamptz) returns
  * boolean: is id from the millisecond of from through the millisecond of
  * to?  That is id BETWEEN snowflake_min_id(from) AND snowflake_max_id(to),
  * except for NULLs and errors: a NULL bound makes the call NULL, and a bound
- * that no ID can carry is an error whatever id is.
- * snowflake_between_support derives the index conditions on id from it.
+ * that no ID can carry is an error whatever id is.  The planner puts
+ * id >= snowflake_between_min_id(from, to) AND
+ * id <= snowflake_between_max_id(from, to) in its place, which answers the
+ * same (see snowflake_between_support).
  */
 Datum
 snowflake_between(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = snowflake_configured_layout();
-	TimestampTz epoch = snowflake_configured_epoch();
 	int64		id = PG_GETARG_INT64(0);
-	int64		from_ms;
-	int64		to_ms;
+	int64		first_id;
+	int64		last_id;
 
-	from_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(1), epoch);
-	to_ms = snowflake_time_ms(layout, PG_GETARG_TIMESTAMPTZ(2), epoch);
-	PG_RETURN_BOOL(id >= snowflake_ms_first_id(layout, from_ms) &&
-				   id <= snowflake_ms_last_id(layout, to_ms));
+	snowflake_between_ids(fcinfo, 1, &first_id, &last_id);
+	PG_RETURN_BOOL(id >= first_id && id <= last_id);
 }
 
 /*
- * arg op fn(bound), where fn is the function named fn_name that takes one
- * timestamptz in schema nspname, and op the bigint operator of the btree
- * strategy.
+ * snowflake_between_min_id(from timestamptz, to timestamptz) and
+ * snowflake_between_max_id(from, to) return bigint: snowflake_min_id(from)
+ * and snowflake_max_id(to), the smallest and the largest ID that
+ * snowflake_between(id, from, to) is true for; but each checks both bounds,
+ * as snowflake_between does: NULL if either is NULL (STRICT), an error if
+ * either is a time no ID can carry.
+ */
+Datum
+snowflake_between_min_id(PG_FUNCTION_ARGS)
+{
+	int64		first_id;
+	int64		last_id;
+
+	snowflake_between_ids(fcinfo, 0, &first_id, &last_id);
+	PG_RETURN_INT64(first_id);
+}
+
+Datum
+snowflake_between_max_id(PG_FUNCTION_ARGS)
+{
+	int64		first_id;
+	int64		last_id;
+
+	snowflake_between_ids(fcinfo, 0, &first_id, &last_id);
+	PG_RETURN_INT64(last_id);
+}
+
+/*
+ * The function named fn_name in schema nspname that takes nargs
+ * timestamptz arguments; InvalidOid if there is none and missing_ok.
+ */
+static Oid
+snowflake_bound_function(char *nspname, char *fn_name, int nargs,
+						 bool missing_ok)
+{
+	Oid			argtypes[2] = {TIMESTAMPTZOID, TIMESTAMPTZOID};
+
+	Assert(nargs >= 1 && nargs <= 2);
+	return LookupFuncName(list_make2(makeString(nspname), makeString(fn_name)),
+						  nargs, argtypes, missing_ok);
+}
+
+/*
+ * arg op fn(bounds), where fn returns bigint and op is the bigint operator
+ * of the btree strategy.
  */
 static Expr *
-snowflake_bound_clause(Node *arg, int16 strategy, char *nspname,
-					   char *fn_name, Node *bound)
+snowflake_bound_clause(Node *arg, int16 strategy, Oid fn, List *bounds)
 {
-	Oid			argtype = TIMESTAMPTZOID;
-	Oid			fn;
 	Oid			opno;
 	Expr	   *call;
 	OpExpr	   *clause;
 
-	fn = LookupFuncName(list_make2(makeString(nspname), makeString(fn_name)),
-						1, &argtype, false);
-	call = (Expr *) makeFuncExpr(fn, INT8OID, list_make1(bound), InvalidOid,
+	call = (Expr *) makeFuncExpr(fn, INT8OID, bounds, InvalidOid,
 								 InvalidOid, COERCE_EXPLICIT_CALL);
 	opno = get_opfamily_member(INTEGER_BTREE_FAM_OID, INT8OID, INT8OID,
 							   strategy);
@@ -424,40 +483,103 @@ static List *
 snowflake_between_bounds(Oid funcid, List *args)
 {
 	char	   *nspname = get_namespace_name(get_func_namespace(funcid));
+	Oid			min_fn = snowflake_bound_function(nspname, "snowflake_min_id",
+												  1, false);
+	Oid			max_fn = snowflake_bound_function(nspname, "snowflake_max_id",
+												  1, false);
 
 	return list_make2(snowflake_bound_clause(linitial(args),
 											 BTGreaterEqualStrategyNumber,
-											 nspname, "snowflake_min_id",
-											 lsecond(args)),
+											 min_fn, list_make1(lsecond(args))),
 					  snowflake_bound_clause(linitial(args),
 											 BTLessEqualStrategyNumber,
-											 nspname, "snowflake_max_id",
-											 lthird(args)));
+											 max_fn, list_make1(lthird(args))));
 }
 
 /*
- * The planner support function of snowflake_between.  For a btree index on
- * its id argument, it derives the index conditions id >=
- * snowflake_min_id(from) and id <= snowflake_max_id(to), so that the index
- * answers the call; and it estimates the call's selectivity as that of
- * those two conditions, from id's statistics.
+ * id >= snowflake_between_min_id(from, to) AND
+ * id <= snowflake_between_max_id(from, to), the call of snowflake_between,
+ * funcid, with arguments (id, from, to), in a form that partition pruning,
+ * indexes and the planner's range estimates understand; NULL if the
+ * extension's SQL objects are older than 1.3, which has these functions.
  *
- * The conditions are lossy: the call stays as a filter on the rows the
- * index returns.  It is not replaced by them, as it once was, because they
- * are not the same: with a NULL bound the call is NULL, and so is NOT of it,
- * while the conditions can be false, so NOT of them true; and AND stops at a
- * false half, so an infinite bound in the other half would be no error.
- * The conditions only narrow the scan; the answer is the call's.  They are
- * evaluated when the scan starts, so a bound that no ID can carry is the
- * call's error even where no row reaches the call.
+ * It answers what the call answers, because each half checks both bounds:
+ * for a NULL bound both halves are NULL, as the call is, and so is NOT of
+ * them; for a bound that no ID can carry each half is the call's error, so
+ * the AND never stops at a false half before the error.  With valid bounds
+ * it is the call's own comparison.  Only a NULL id is different: the call
+ * is NULL whatever the bounds, while the halves still check them (as the
+ * index conditions of 1.2 did, when the scan started).
+ */
+static Node *
+snowflake_between_rewrite(Oid funcid, List *args)
+{
+	char	   *nspname = get_namespace_name(get_func_namespace(funcid));
+	Oid			min_fn = snowflake_bound_function(nspname,
+												  "snowflake_between_min_id",
+												  2, true);
+	Oid			max_fn = snowflake_bound_function(nspname,
+												  "snowflake_between_max_id",
+												  2, true);
+	List	   *bounds = list_make2(lsecond(args), lthird(args));
+
+	if (!OidIsValid(min_fn) || !OidIsValid(max_fn))
+		return NULL;
+	return (Node *)
+		make_andclause(list_make2(snowflake_bound_clause(linitial(args),
+														 BTGreaterEqualStrategyNumber,
+														 min_fn, bounds),
+								  snowflake_bound_clause(copyObject(linitial(args)),
+														 BTLessEqualStrategyNumber,
+														 max_fn,
+														 copyObject(bounds))));
+}
+
+/*
+ * The planner support function of snowflake_between.
  *
- * Only bounds that are constant for the scan make index conditions: no
- * volatile function, and no column of the index's own table.
+ * It puts id >= snowflake_between_min_id(from, to) AND
+ * id <= snowflake_between_max_id(from, to) in the call's place (see
+ * snowflake_between_rewrite for why that answers the same): partition
+ * pruning knows no support functions, only such comparisons, so this is
+ * what lets a table partitioned by range of id skip the partitions outside
+ * the range, at plan time or when the executor starts; an index on id
+ * answers the comparisons, and the planner estimates them as a range of
+ * id.  Not when an argument has a volatile function, which the two halves
+ * would evaluate twice (snowflake_between(snowflake_next_id(), ...) would
+ * draw two IDs), nor a subquery, which they would run twice.
+ *
+ * Where the call stays (such arguments, or a database whose extension is
+ * still at 1.2), it derives, for a btree index on its id argument, the
+ * index conditions id >= snowflake_min_id(from) and
+ * id <= snowflake_max_id(to); and it estimates the call's selectivity as
+ * that of those two conditions, from id's statistics.  These conditions are
+ * lossy: the call stays as a filter on the rows the index returns, since
+ * they are not the same as the call (with a NULL bound the call is NULL,
+ * and so is NOT of it, while the conditions can be false, so NOT of them
+ * true; and AND stops at a false half, so an infinite bound in the other
+ * half would be no error).  They are evaluated when the scan starts, so a
+ * bound that no ID can carry is the call's error even where no row reaches
+ * the call.  Only bounds that are constant for the scan make index
+ * conditions: no volatile function, and no column of the index's own
+ * table.
  */
 Datum
 snowflake_between_support(PG_FUNCTION_ARGS)
 {
 	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(rawreq, SupportRequestSimplify))
+	{
+		SupportRequestSimplify *req = (SupportRequestSimplify *) rawreq;
+		FuncExpr   *call = req->fcall;
+
+		if (list_length(call->args) != 3 ||
+			contain_volatile_functions((Node *) call->args) ||
+			checkExprHasSubLink((Node *) call->args))
+			PG_RETURN_POINTER(NULL);
+		PG_RETURN_POINTER(snowflake_between_rewrite(call->funcid, call->args));
+	}
 
 	if (IsA(rawreq, SupportRequestIndexCondition))
 	{

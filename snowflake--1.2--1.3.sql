@@ -1,0 +1,24 @@
+/* snowflake--1.2--1.3.sql */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION snowflake UPDATE TO '1.3'" to load this file. \quit
+
+-- 1.3: tables partitioned by range of id.
+
+-- The bounds on id that snowflake_between(id, "from", "to") is planned as:
+-- id >= snowflake_between_min_id("from", "to") AND
+-- id <= snowflake_between_max_id("from", "to"), which partition pruning, an
+-- index on id and the planner's range estimates understand.  Each checks
+-- both bounds, as snowflake_between does: NULL if either is NULL, an error
+-- (22008) if either is a time no ID can carry; so the two comparisons
+-- answer what the call answers.  STABLE: the configured epoch and layout
+-- may change at a restart.
+CREATE FUNCTION snowflake_between_min_id("from" timestamptz, "to" timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_between_min_id'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION snowflake_between_max_id("from" timestamptz, "to" timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_between_max_id'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
