@@ -22,3 +22,19 @@ CREATE FUNCTION snowflake_between_max_id("from" timestamptz, "to" timestamptz)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'snowflake_between_max_id'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- The partitions of whole steps from "from" that cover the time up to "to",
+-- one row each: where each starts and ends, and the smallest ID of each,
+-- under the configured epoch and layout, for
+--   CREATE TABLE ... PARTITION OF ... FOR VALUES FROM (from_id) TO (to_id)
+-- The partitions meet: each ends where the next starts, and the last ends
+-- at or after "to".  Steps in days and months follow TimeZone, as
+-- timestamptz + interval does.  Errors: a step that is not positive or is
+-- shorter than a millisecond, or "from" not before "to" (22023); a time no
+-- ID can carry (22008); more than 10000 partitions (54000).  STABLE: it
+-- depends on the configured epoch and layout and on TimeZone.
+CREATE FUNCTION snowflake_partition_bounds("from" timestamptz, "to" timestamptz,
+	step interval DEFAULT interval '1 day')
+RETURNS TABLE (starts timestamptz, ends timestamptz, from_id bigint, to_id bigint)
+AS 'MODULE_PATHNAME', 'snowflake_partition_bounds'
+LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 100;

@@ -3,9 +3,9 @@
  * decode.c
  *		The SQL functions that take IDs apart and make them: snowflake_parse,
  *		snowflake_timestamp, snowflake_min_id, snowflake_max_id,
- *		snowflake_between with its support function and the two bounds it is
- *		planned as, snowflake_compose, snowflake_format, snowflake_json and
- *		snowflake_serial.
+ *		snowflake_partition_bounds, snowflake_between with its support
+ *		function and the two bounds it is planned as, snowflake_compose,
+ *		snowflake_format, snowflake_json and snowflake_serial.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -30,6 +30,7 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "layout.h"
 #include "settings.h"
 
@@ -49,6 +50,7 @@ PG_FUNCTION_INFO_V1(snowflake_parse_with_layout);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_min_id);
 PG_FUNCTION_INFO_V1(snowflake_max_id);
+PG_FUNCTION_INFO_V1(snowflake_partition_bounds);
 PG_FUNCTION_INFO_V1(snowflake_between);
 PG_FUNCTION_INFO_V1(snowflake_between_support);
 PG_FUNCTION_INFO_V1(snowflake_between_min_id);
@@ -367,6 +369,178 @@ snowflake_max_id(PG_FUNCTION_ARGS)
 	const SnowflakeLayout *layout = snowflake_ts_arg_ms(fcinfo, &twitter, &ms);
 
 	PG_RETURN_INT64(snowflake_ms_last_id(layout, ms));
+}
+
+/*
+ * The most partitions snowflake_partition_bounds makes: ten thousand are
+ * more than 27 years of days or a year of hours; more is likelier a
+ * mistaken step than a table anyone wants.
+ */
+#define SNOWFLAKE_MAX_PARTITIONS 10000
+
+/* What snowflake_partition_bounds returns, one row a call */
+typedef struct SnowflakePartitionBounds
+{
+	int			allocated;		/* room in each array */
+	TimestampTz *times;			/* the bounds, one more than the partitions */
+	int64	   *ids;			/* the smallest ID of each bound */
+} SnowflakePartitionBounds;
+
+/*
+ * from + k * step, computed as from plus k times each field of step (months,
+ * days, time), not by adding step k times: one month after January 31 is
+ * February 28 (or 29), and two months after it March 31, not March 28.
+ */
+static TimestampTz
+snowflake_steps_after(TimestampTz from, const Interval *step, int k)
+{
+	Interval	span;
+
+	if (pg_mul_s32_overflow(step->month, k, &span.month) ||
+		pg_mul_s32_overflow(step->day, k, &span.day) ||
+		pg_mul_s64_overflow(step->time, k, &span.time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range")));
+	return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+												   TimestampTzGetDatum(from),
+												   IntervalPGetDatum(&span)));
+}
+
+/* ts as timestamptz_out writes it, in a string of its own */
+static char *
+snowflake_timestamptz_text(TimestampTz ts)
+{
+	return DatumGetCString(DirectFunctionCall1(timestamptz_out,
+											   TimestampTzGetDatum(ts)));
+}
+
+/* Refuse a partition step that does not move forward by a millisecond */
+static void
+snowflake_require_step(const Interval *step)
+{
+	if (INTERVAL_NOT_FINITE(step))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake partition step must be finite")));
+	if (step->month < 0 || step->day < 0 || step->time < 0 ||
+		(step->month == 0 && step->day == 0 && step->time == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake partition step must be positive"),
+				 errdetail("No part of the step (months, days, time) may be negative, and one must be more than zero.")));
+	if (step->month == 0 && step->day == 0 && step->time < USECS_PER_SEC / 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake partition step must be at least 1 millisecond"),
+				 errdetail("Snowflake IDs count milliseconds: a shorter step would make partitions that no ID falls in.")));
+}
+
+/*
+ * snowflake_partition_bounds(from timestamptz, to timestamptz, step
+ * interval) returns table (starts timestamptz, ends timestamptz, from_id
+ * bigint, to_id bigint): the partitions of whole steps from "from" that
+ * cover the time up to "to", one row each, with the smallest ID of their
+ * start and of their end under the configured epoch and layout, for
+ * FOR VALUES FROM (from_id) TO (to_id).  The k-th starts at from + k * step
+ * and ends where the next starts, so that the partitions meet; the last one
+ * ends at or after "to".  A step in days or months follows TimeZone, as
+ * timestamptz + interval does.  All bounds are computed, and checked, at
+ * the first call, so that a bad range fails before any row is returned.
+ */
+Datum
+snowflake_partition_bounds(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	SnowflakePartitionBounds *bounds;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		TimestampTz from = PG_GETARG_TIMESTAMPTZ(0);
+		TimestampTz to = PG_GETARG_TIMESTAMPTZ(1);
+		Interval   *step = PG_GETARG_INTERVAL_P(2);
+		const SnowflakeLayout *layout = snowflake_configured_layout();
+		TimestampTz epoch = snowflake_configured_epoch();
+		MemoryContext oldcontext;
+		TupleDesc	tupdesc;
+		int			k = 0;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		funcctx->tuple_desc = BlessTupleDesc(tupdesc);
+
+		snowflake_require_step(step);
+		if (from >= to)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake partition range is empty"),
+					 errdetail("\"from\" (%s) must be earlier than \"to\" (%s).",
+							   snowflake_timestamptz_text(from),
+							   snowflake_timestamptz_text(to))));
+		/* both ends of the range must be times an ID can carry */
+		(void) snowflake_time_ms(layout, to, epoch);
+
+		bounds = palloc(sizeof(SnowflakePartitionBounds));
+		bounds->allocated = 64;
+		bounds->times = palloc(bounds->allocated * sizeof(TimestampTz));
+		bounds->ids = palloc(bounds->allocated * sizeof(int64));
+		bounds->times[0] = from;
+		bounds->ids[0] = snowflake_ms_first_id(layout,
+											   snowflake_time_ms(layout, from,
+																 epoch));
+		while (bounds->times[k] < to)
+		{
+			if (k == SNOWFLAKE_MAX_PARTITIONS)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("too many snowflake partitions"),
+						 errdetail("Steps of %s from %s reach %s only after more than %d partitions.",
+								   DatumGetCString(DirectFunctionCall1(interval_out,
+																	   IntervalPGetDatum(step))),
+								   snowflake_timestamptz_text(from),
+								   snowflake_timestamptz_text(to),
+								   SNOWFLAKE_MAX_PARTITIONS),
+						 errhint("Use a longer step or a shorter range.")));
+			k++;
+			if (k == bounds->allocated)
+			{
+				bounds->allocated *= 2;
+				bounds->times = repalloc(bounds->times,
+										 bounds->allocated * sizeof(TimestampTz));
+				bounds->ids = repalloc(bounds->ids,
+									   bounds->allocated * sizeof(int64));
+			}
+			bounds->times[k] = snowflake_steps_after(from, step, k);
+			bounds->ids[k] =
+				snowflake_ms_first_id(layout,
+									  snowflake_time_ms(layout,
+														bounds->times[k],
+														epoch));
+		}
+		funcctx->max_calls = k;
+		funcctx->user_fctx = bounds;
+		MemoryContextSwitchTo(oldcontext);
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	bounds = (SnowflakePartitionBounds *) funcctx->user_fctx;
+	if (funcctx->call_cntr < funcctx->max_calls)
+	{
+		int			i = (int) funcctx->call_cntr;
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		values[0] = TimestampTzGetDatum(bounds->times[i]);
+		values[1] = TimestampTzGetDatum(bounds->times[i + 1]);
+		values[2] = Int64GetDatum(bounds->ids[i]);
+		values[3] = Int64GetDatum(bounds->ids[i + 1]);
+		SRF_RETURN_NEXT(funcctx,
+						HeapTupleGetDatum(heap_form_tuple(funcctx->tuple_desc,
+														  values, nulls)));
+	}
+	SRF_RETURN_DONE(funcctx);
 }
 
 /*
