@@ -16,11 +16,13 @@ fi
 pg_config=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 
 # The server and its headers; the Perl modules, libfaketime and strace for
-# the TAP tests; debhelper and postgresql-server-dev-all to build the Debian
-# package; clang for the build with clang; gnuplot for bench/run.sh's chart.
-# (t/006_layouts.pl reads IDs with node where the machine has it.)
+# the TAP tests, pg_partman for t/042_partman.pl and pgbouncer for
+# t/041_pgbouncer.pl; debhelper and postgresql-server-dev-all to build the
+# Debian package; clang for the build with clang; gnuplot for bench/run.sh's
+# chart.  (t/006_layouts.pl reads IDs with node where the machine has it.)
 packages="postgresql-15 postgresql-server-dev-15 libipc-run-perl faketime libfaketime
-	strace make gcc clang debhelper postgresql-server-dev-all gnuplot-nox"
+	strace postgresql-15-partman pgbouncer make gcc clang debhelper
+	postgresql-server-dev-all gnuplot-nox"
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

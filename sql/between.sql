@@ -1,7 +1,10 @@
 --
 -- snowflake_between through an index gives the function's own answer: its
--- planner support function derives index conditions on id from it, and the
--- call stays as a filter, so NULL bounds, NOT and errors are the function's.
+-- planner support function puts id >= snowflake_between_min_id(from, to)
+-- AND id <= snowflake_between_max_id(from, to) in its place, which an index
+-- answers, and each of which checks both bounds, so NULL bounds, NOT and
+-- errors are the function's.  Where the call stays (a volatile or subquery
+-- argument), it derives index conditions and rechecks.
 --
 CREATE EXTENSION snowflake;
 SET TimeZone = 'UTC';
@@ -26,7 +29,7 @@ INSERT INTO bounds VALUES
 	('-infinity lo', '-infinity', '2026-11-10+00');
 ANALYZE bounds;
 SET enable_seqscan = off;
--- the index answers the call, which stays as a filter
+-- the index answers the two comparisons the call is planned as
 EXPLAIN (COSTS OFF)
 SELECT * FROM ids
 WHERE snowflake_between(id, '2026-11-10+00', '2026-11-10 23:59:59.999+00');
@@ -81,5 +84,44 @@ SELECT b.name, pg_temp.sqlstate_of(format(
 FROM bounds b WHERE b.name LIKE '%infinity%' ORDER BY b.name;
 RESET enable_indexscan;
 RESET enable_bitmapscan;
+-- the comparisons check both bounds: either NULL makes each of them NULL,
+-- either infinite makes each an error
+SELECT b.name,
+	snowflake_between_min_id(b.lo, b.hi) AS min_id,
+	snowflake_between_max_id(b.lo, b.hi) AS max_id
+FROM bounds b WHERE b.name = 'day' OR b.name LIKE 'null%' ORDER BY b.name;
+SELECT b.name,
+	pg_temp.sqlstate_of(format(
+	'SELECT snowflake_between_min_id(lo, hi) FROM bounds WHERE name = %L', b.name)) AS min_id,
+	pg_temp.sqlstate_of(format(
+	'SELECT snowflake_between_max_id(lo, hi) FROM bounds WHERE name = %L', b.name)) AS max_id
+FROM bounds b WHERE b.name LIKE '%infinity%' ORDER BY b.name;
+-- a NULL id: NULL with valid bounds; with a bound no ID can carry, the
+-- comparisons' error, where the call alone would be NULL
+CREATE TABLE maybe_ids (id bigint);
+INSERT INTO maybe_ids VALUES (NULL), (snowflake_compose('2026-11-10 12:00+00', 1, 2, 0));
+SELECT count(*) FILTER (WHERE snowflake_between(m.id, b.lo, b.hi)) AS in_range,
+	count(*) FILTER (WHERE snowflake_between(m.id, b.lo, b.hi) IS NULL) AS null_rows
+FROM maybe_ids m, bounds b WHERE b.name = 'day';
+SELECT pg_temp.sqlstate_of($$SELECT count(*) FROM maybe_ids m, bounds b
+	WHERE m.id IS NULL AND b.name = 'infinity hi' AND snowflake_between(m.id, b.lo, b.hi) IS NULL$$)
+	AS null_id_infinite_bound;
+DROP TABLE maybe_ids;
+-- a volatile argument keeps the call: the two comparisons would evaluate it
+-- twice
+EXPLAIN (COSTS OFF)
+SELECT * FROM ids
+WHERE snowflake_between(id, clock_timestamp() - interval '1 hour', clock_timestamp());
+-- so does a subquery (which they would run twice); an index still answers
+-- the call, through the index conditions it derives, and the answers are the
+-- call's
+SET enable_seqscan = off;
+SELECT count(*) AS subquery_day_rows FROM ids
+WHERE snowflake_between(id, (SELECT lo FROM bounds WHERE name = 'day'),
+						(SELECT hi FROM bounds WHERE name = 'day'));
+SELECT count(*) AS subquery_null_rows FROM ids
+WHERE NOT snowflake_between(id, (SELECT lo FROM bounds WHERE name = 'null lo'),
+							(SELECT hi FROM bounds WHERE name = 'null lo'));
+RESET enable_seqscan;
 DROP TABLE ids, bounds;
 DROP EXTENSION snowflake;

@@ -130,8 +130,8 @@ SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF)
 SELECT * FROM events WHERE id >= snowflake_min_id(now() - interval '1 hour');
--- snowflake_between is answered through two index conditions on id, and the
--- call stays as a filter (sql/between.sql has more)
+-- snowflake_between is planned as two comparisons on id, which the index
+-- answers (sql/between.sql has more)
 EXPLAIN (COSTS OFF)
 SELECT * FROM events WHERE snowflake_between(id, now() - interval '2 hours', now() - interval '1 hour');
 RESET enable_seqscan;

@@ -95,6 +95,11 @@ snowflake_zone_abbrev_type(int field, char *token)
 #endif
 }
 
+/* 17: an interval can be infinite */
+#ifndef INTERVAL_NOT_FINITE
+#define INTERVAL_NOT_FINITE(i)	false
+#endif
+
 /* 17: PGPROC lost pgprocno; a process's number is its place in allProcs */
 #if PG_VERSION_NUM >= 170000
 #define snowflake_proc_number(proc)	GetNumberFromPGProc(proc)

@@ -132,7 +132,7 @@
 #include "wal.h"
 
 /* the default_version of snowflake.control (t/000_metadata.pl checks) */
-#define SNOWFLAKE_VERSION "1.2"
+#define SNOWFLAKE_VERSION "1.3"
 
 SNOWFLAKE_MODULE_MAGIC;
 
