@@ -24,7 +24,6 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -134,25 +133,16 @@ like(
 	'a call waiting for the clock is interrupted by statement_timeout');
 
 # ... and to pg_cancel_backend().
-my ($bg_out, $bg_err) = ('', '');
-my @waiter = (
-	'psql', '-X', '-A', '-t',
-	'-v' => 'VERBOSITY=verbose',
-	'-d' => $node->connstr('postgres') . ' application_name=waiter',
-	'-c' => 'SET snowflake.max_lead = 0',
-	'-c' => 'SET snowflake.max_clock_wait = 60000',
-	'-c' => 'SELECT snowflake_next_id()');
-my $bg =
-  IPC::Run::start(\@waiter, '<', '/dev/null', '>', \$bg_out, '2>', \$bg_err,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-ok( $node->poll_query_until(
-		'postgres', q{
-SELECT count(*) = 1 FROM pg_stat_activity
-WHERE application_name = 'waiter' AND wait_event_type = 'Extension'}),
+my $bg = start_waiter(
+	$node, 'waiter', \my $bg_out, \my $bg_err,
+	'SET snowflake.max_lead = 0',
+	'SET snowflake.max_clock_wait = 60000',
+	'SELECT snowflake_next_id()');
+ok( wait_for_wait_event(
+		$node, "application_name = 'waiter'",
+		'SnowflakeClock'),
 	'a call waits for the clock');
-$node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'waiter'"
-);
+cancel_waiter($node, 'waiter');
 $bg->finish;
 like(
 	$bg_err,

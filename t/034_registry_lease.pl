@@ -27,7 +27,6 @@ use SnowflakeTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use Time::HiRes qw(time usleep);
 
 my $registry = snowflake_registry('registry');
@@ -229,21 +228,14 @@ start_node($waiting);
 my $waiting_worker = (split /\|/, $pair)[1];
 set_clock($waiting, -8);
 check_clock_offset($waiting, -8, 'the server clock is 8 s behind');
-my ($bg_out, $bg_err) = ('', '');
-my $bg = IPC::Run::start(
-	[
-		'psql', '-X', '-A', '-t',
-		'-d' => $waiting->connstr('postgres') . ' application_name=waiter',
-		'-c' => 'SET snowflake.max_lead = 0',
-		'-c' => 'SET snowflake.max_clock_wait = 30000',
-		'-c' => 'SELECT snowflake_next_id()'
-	],
-	'<', '/dev/null', '>', \$bg_out, '2>', \$bg_err,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-ok( $waiting->poll_query_until(
-		'postgres', q{
-SELECT count(*) = 1 FROM pg_stat_activity
-WHERE application_name = 'waiter' AND wait_event_type = 'Extension'}),
+my $bg = start_waiter(
+	$waiting, 'waiter', \my $bg_out, \my $bg_err,
+	'SET snowflake.max_lead = 0',
+	'SET snowflake.max_clock_wait = 30000',
+	'SELECT snowflake_next_id()');
+ok( wait_for_wait_event(
+		$waiting, "application_name = 'waiter'",
+		'SnowflakeClock'),
 	'a call waits for the clock');
 $registry->safe_psql('postgres',
 	"SELECT snowflake_registry_release(5, $waiting_worker)");
