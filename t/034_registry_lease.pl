@@ -207,6 +207,15 @@ my $newcomer = snowflake_node('newcomer', registry => $registry,
 start_node($newcomer);
 like((next_pair($newcomer))[1], qr/all 2 worker ids of datacenter 6 are claimed/,
 	'another server finds datacenter 6 full');
+# Release right after a check-in of the holder, which then keeps generating
+# until its next one, 5 s on, tells it of the release.  (Released at a
+# random moment, the release could come just before that check-in.)
+my $checked_in = $registry->safe_psql('postgres',
+	'SELECT checked_in_at FROM snowflake_claims WHERE (datacenter_id, worker_id) = (6, 0)'
+);
+$registry->poll_query_until('postgres',
+	"SELECT checked_in_at > '$checked_in' FROM snowflake_claims WHERE (datacenter_id, worker_id) = (6, 0)"
+) or die 'the holder of 6|0 did not check in';
 $registry->safe_psql('postgres', 'SELECT snowflake_registry_release(6, 0)');
 my $released_at = time();
 $drawn = draw_ids(8, $old, $newcomer);
