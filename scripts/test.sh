@@ -32,9 +32,12 @@
 # The scratch copies live in a temporary directory; nothing but the gcc
 # build for 15 is installed on the machine.  initdb refuses to run as root,
 # so the tests run as the "postgres" user in copies of this tree.  Every
-# step names its major.  Ends with one line "N passed, N failed" that
-# counts every test of both majors: each build, each regression and
-# isolation test and each TAP assertion.
+# step names its major.  For each TAP file that failed, the end of its log
+# and the lines of its servers' logs that tell of a crash are printed
+# before the closing line (the temporary directory, and with it the logs,
+# is removed on exit).  That line, "N passed, N failed", counts every test
+# of both majors: each build, each regression and isolation test and each
+# TAP assertion.
 #
 # SNOWFLAKE_PG_CONFIG names the PostgreSQL 15 to build for and install into
 # (default: Debian's); PROVE_JOBS the TAP files run at once.
@@ -198,6 +201,28 @@ check()
 	fi
 }
 
+# lines of a server log that tell of a crash or a failed assertion
+crash_lines='PANIC|terminated by signal|exited with exit code [2-9]|TRAP'
+
+# tap_failure_logs NAME DIR OUTPUT: for each TAP file that prove's OUTPUT
+# lists as failed, the last 60 lines of its log and its servers' crash
+# lines, kept in $failures for the end of the run (DIR goes with $work)
+tap_failure_logs()
+{
+	local name=$1 dir=$2 output=$3 file test logs
+	for file in $(sed -nE 's/^(t\/[^ ]+\.pl) +\(Wstat: .*/\1/p' "$output"); do
+		test=$(basename "$file" .pl)
+		logs="$dir/tmp_check/log"
+		{
+			echo "--- $name: $file failed; the end of its log, regress_log_$test:"
+			tail -n 60 "$logs/regress_log_$test" 2>&1
+			echo "--- $name: $file: its servers' logs, lines matching '$crash_lines':"
+			find "$logs" -maxdepth 1 -name "${test}_*.log" -exec grep -HE "$crash_lines" {} + |
+				sed "s|^$logs/||" | head -n 100
+		} >>"$failures"
+	done
+}
+
 # run_tests NAME DIR PG_CONFIG MAKE-ARGS...: make installcheck (or another
 # target) as postgres in DIR against the PostgreSQL of PG_CONFIG.  A run that
 # fails without a failing test (a server that did not start, a TAP script
@@ -227,6 +252,7 @@ run_tests()
 			"$dir"/output_nopreload/regression.diffs; do
 			[ -s "$diffs" ] && { echo "--- $diffs"; cat "$diffs"; }
 		done
+		tap_failure_logs "$name" "$dir" "$out"
 	fi
 }
 
@@ -248,6 +274,7 @@ run_tap_tests()
 		installcheck REGRESS= ISOLATION= PROVE_FLAGS="--verbose -j$prove_jobs"
 }
 
+failures="$work/failures.log"
 pg="PostgreSQL $(pg_major "$pg_config")"
 
 # 1. gcc with warnings as errors, installed; every test
@@ -314,6 +341,10 @@ case $? in
 	;;
 esac
 
+if [ -s "$failures" ]; then
+	echo "=== the TAP files that failed: their logs"
+	cat "$failures"
+fi
 [ -n "$pg18_missing" ] && echo "$pg18_missing"
 passed=$((tests_passed + steps_passed))
 failed=$((tests_failed + steps_failed))
