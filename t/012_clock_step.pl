@@ -11,8 +11,9 @@
 #                       5 s), then goes on above it
 #   lead 10 s           goes on at once, ahead of the clock
 #
-# and a call waiting for the clock can be interrupted by statement_timeout
-# and by pg_cancel_backend().  Through all of it the IDs only increase.
+# and a call waiting for the clock (stepped back a minute more, so that it
+# waits long) can be interrupted by statement_timeout and by
+# pg_cancel_backend().  Through all of it the IDs only increase.
 #
 # The clock is moved with libfaketime (see SnowflakeTest.pm), rereading its
 # file at every clock read so that a step takes effect at once; the test
@@ -119,7 +120,14 @@ FROM ids WHERE id > $last;
 is($result, '1000|t|t',
 	'... with 1000 IDs above the last one, ahead of the clock');
 
-# A call waiting for the clock gives way to statement_timeout.
+# A call waiting for the clock gives way to statement_timeout, and to
+# pg_cancel_backend().  The clock steps back a minute more first, so that
+# the calls below certainly wait, however long a loaded machine takes to
+# see them waiting (after a smaller step the clock may be past the last ID
+# by then, and the call return at once).
+set_clock($node, -70);
+check_clock_offset($node, -70, 'server clock stepped back a minute more',
+	0.5);
 ($elapsed, $ret, $stdout, $stderr) = psql_timed(
 	$node, q{
 SET snowflake.max_lead = 0;
