@@ -89,6 +89,7 @@ our @EXPORT = qw(
   id_ms
   id_unix_ms
   read_mark_file
+  mark_file_fields
   write_mark_file
   mark_file_bytes
   crc32c
@@ -918,13 +919,23 @@ The fields of a mark file: size, magic, version, epoch_unix_ms, mark_ms,
 written_at_ms and the four widths of the layout (version 2 on), crc and
 crc_ok.
 
+=item mark_file_fields(bytes)
+
+The same fields, of a mark file's bytes read before: of the very bytes, as
+the mark writer may replace the file between two reads.
+
 =cut
 
 sub read_mark_file
 {
 	my ($path) = @_;
-	my $bytes  = slurp_file($path);
-	my %mark   = (size => length($bytes));
+	return mark_file_fields(slurp_file($path));
+}
+
+sub mark_file_fields
+{
+	my ($bytes) = @_;
+	my %mark = (size => length($bytes));
 	return \%mark if length($bytes) < 32;
 	@mark{qw(magic version)} = unpack('L L', $bytes);
 	if ($mark{version} == 1)
