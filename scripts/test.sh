@@ -266,12 +266,12 @@ run_sql_tests()
 }
 
 # every TAP file; prove -j runs the files in parallel but prints each
-# file's output whole
+# file's output whole, and --timer when it started and how long it took
 run_tap_tests()
 {
 	local name=$1 dir=$2 pgc=$3
 	run_tests "$name: TAP tests" "$dir" "$pgc" \
-		installcheck REGRESS= ISOLATION= PROVE_FLAGS="--verbose -j$prove_jobs"
+		installcheck REGRESS= ISOLATION= PROVE_FLAGS="--verbose --timer -j$prove_jobs"
 }
 
 failures="$work/failures.log"
