@@ -3,7 +3,7 @@
 # test.sh: the whole test suite, from a fresh Debian 12 machine.
 #
 # Installs what is missing (scripts/setup.sh), then builds snowflake the ways
-# others build it and tests each build:
+# others build it and tests each build.  On PostgreSQL 15:
 #
 #   gcc -Werror    built with warnings as errors and installed into
 #                  PostgreSQL; runs every test: regression, isolation and
@@ -18,14 +18,29 @@
 #                  so a package that puts a file where PostgreSQL does not
 #                  look fails.
 #
-# The scratch copies live in a temporary directory; nothing but the gcc
-# build is installed on the machine.  initdb refuses to run as root, so the
-# tests run as the "postgres" user in copies of this tree.  Ends with one
-# line "N passed, N failed" that counts every test: each build, each
-# regression and isolation test and each TAP assertion.
+# On PostgreSQL 18, built from its source tarball in ../shared/pg once per
+# machine (scripts/build-pg.sh):
 #
-# SNOWFLAKE_PG_CONFIG names the PostgreSQL to build for and install into
-# (default: Debian's PostgreSQL 15); PROVE_JOBS the TAP files run at once.
+#   gcc -Werror    built with warnings as errors and installed into a
+#                  scratch copy of that build; runs every test, as on 15.
+#                  Its TAP tests may run pg_upgrade from the 15 above
+#                  (SNOWFLAKE_UPGRADE_FROM_BINDIR).
+#
+# Without the tarball, PostgreSQL 15 runs alone, and the output says so
+# before the closing line.
+#
+# The scratch copies live in a temporary directory; nothing but the gcc
+# build for 15 is installed on the machine.  initdb refuses to run as root,
+# so the tests run as the "postgres" user in copies of this tree.  Every
+# step names its major.  For each TAP file that failed, the end of its log
+# and the lines of its servers' logs that tell of a crash are printed
+# before the closing line (the temporary directory, and with it the logs,
+# is removed on exit).  That line, "N passed, N failed", counts every test
+# of both majors: each build, each regression and isolation test and each
+# TAP assertion.
+#
+# SNOWFLAKE_PG_CONFIG names the PostgreSQL 15 to build for and install into
+# (default: Debian's); PROVE_JOBS the TAP files run at once.
 #
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +59,12 @@ build_log="$work/build.log"
 export PG_TEST_PORT_DIR=${PG_TEST_PORT_DIR:-/tmp/pg_test_ports}
 mkdir -p -m 1777 "$PG_TEST_PORT_DIR"
 
+# the major version of the PostgreSQL that the pg_config $1 describes
+pg_major()
+{
+	"$1" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/'
+}
+
 # a copy of this tree, without git's files and build products, in $1
 copy_tree()
 {
@@ -61,7 +82,7 @@ copy_tree()
 clean_pg_tree()
 {
 	local root=$1 major
-	major=$("$pg_config" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+	major=$(pg_major "$pg_config")
 	mkdir -p "$root/usr/lib/postgresql" "$root/usr/share/postgresql" "$root/usr/include"
 	cp -a "$(dirname "$("$pg_config" --bindir)")" "$root/usr/lib/postgresql/$major" &&
 		cp -a "$("$pg_config" --sharedir)" "$root/usr/share/postgresql/$major" &&
@@ -160,13 +181,15 @@ steps_failed=0
 tests_passed=0
 tests_failed=0
 
-# check NAME COMMAND...: run a build step, count it as one test
+# check NAME COMMAND...: run a build step, count it as one test; on failure
+# show the end of its output
 check()
 {
-	local name=$1
+	local name=$1 start
 	shift
 	echo "=== $name"
 	echo "=== $name" >>"$build_log"
+	start=$(wc -l <"$build_log")
 	if "$@" >>"$build_log" 2>&1; then
 		steps_passed=$((steps_passed + 1))
 		echo "ok: $name"
@@ -174,8 +197,30 @@ check()
 		steps_failed=$((steps_failed + 1))
 		status=1
 		echo "FAILED: $name (see below)"
-		tail -n 30 "$build_log"
+		tail -n +"$((start + 1))" "$build_log" | tail -n 30
 	fi
+}
+
+# lines of a server log that tell of a crash or a failed assertion
+crash_lines='PANIC|terminated by signal|exited with exit code [2-9]|TRAP'
+
+# tap_failure_logs NAME DIR OUTPUT: for each TAP file that prove's OUTPUT
+# lists as failed, the last 60 lines of its log and its servers' crash
+# lines, kept in $failures for the end of the run (DIR goes with $work)
+tap_failure_logs()
+{
+	local name=$1 dir=$2 output=$3 file test logs
+	for file in $(sed -nE 's/^(t\/[^ ]+\.pl) +\(Wstat: .*/\1/p' "$output"); do
+		test=$(basename "$file" .pl)
+		logs="$dir/tmp_check/log"
+		{
+			echo "--- $name: $file failed; the end of its log, regress_log_$test:"
+			tail -n 60 "$logs/regress_log_$test" 2>&1
+			echo "--- $name: $file: its servers' logs, lines matching '$crash_lines':"
+			find "$logs" -maxdepth 1 -name "${test}_*.log" -exec grep -HE "$crash_lines" {} + |
+				sed "s|^$logs/||" | head -n 100
+		} >>"$failures"
+	done
 }
 
 # run_tests NAME DIR PG_CONFIG MAKE-ARGS...: make installcheck (or another
@@ -207,6 +252,7 @@ run_tests()
 			"$dir"/output_nopreload/regression.diffs; do
 			[ -s "$diffs" ] && { echo "--- $diffs"; cat "$diffs"; }
 		done
+		tap_failure_logs "$name" "$dir" "$out"
 	fi
 }
 
@@ -219,45 +265,87 @@ run_sql_tests()
 	run_tests "$name: isolation tests" "$dir" "$pgc" installcheck REGRESS= TAP_TESTS=
 }
 
+# every TAP file; prove -j runs the files in parallel but prints each
+# file's output whole, and --timer when it started and how long it took
+run_tap_tests()
+{
+	local name=$1 dir=$2 pgc=$3
+	run_tests "$name: TAP tests" "$dir" "$pgc" \
+		installcheck REGRESS= ISOLATION= PROVE_FLAGS="--verbose --timer -j$prove_jobs"
+}
+
+failures="$work/failures.log"
+pg="PostgreSQL $(pg_major "$pg_config")"
+
 # 1. gcc with warnings as errors, installed; every test
 copy_tree "$work/gcc"
-check "gcc build with -Werror" \
+check "$pg: gcc build with -Werror" \
 	make -C "$work/gcc" -s PG_CONFIG="$pg_config" PG_CFLAGS=-Werror all install
-run_sql_tests "gcc build" "$work/gcc" "$pg_config"
-# prove -j runs the files in parallel but prints each file's output whole
-run_tests "gcc build: TAP tests" "$work/gcc" "$pg_config" \
-	installcheck REGRESS= ISOLATION= PROVE_FLAGS="--verbose -j$prove_jobs"
+run_sql_tests "$pg: gcc build" "$work/gcc" "$pg_config"
+run_tap_tests "$pg: gcc build" "$work/gcc" "$pg_config"
 
 # 2. assertions, in a scratch PostgreSQL
 copy_tree "$work/assert"
 if assert_pg_config=$(clean_pg_tree "$work/pg-assert"); then
-	check "build with assertions" \
+	check "$pg: build with assertions" \
 		make -C "$work/assert" -s PG_CONFIG="$assert_pg_config" \
 		PG_CFLAGS=-Werror PG_CPPFLAGS=-DUSE_ASSERT_CHECKING all install
-	run_sql_tests "assertions" "$work/assert" "$assert_pg_config"
+	run_sql_tests "$pg: assertions" "$work/assert" "$assert_pg_config"
 else
-	check "scratch PostgreSQL for the build with assertions" false
+	check "$pg: scratch PostgreSQL for the build with assertions" false
 fi
 
 # 3. clang
 copy_tree "$work/clang"
-check "clang build with -Werror" \
+check "$pg: clang build with -Werror" \
 	make -C "$work/clang" -s PG_CONFIG="$pg_config" CC=clang PG_CFLAGS=-Werror
 
 # 4. the Debian package, unpacked into a scratch PostgreSQL and tested from
 # a tree that has no build of its own
 copy_tree "$work/deb/src"
-check "Debian package build" \
+check "$pg: Debian package build" \
 	sh -c "cd '$work/deb/src' && dpkg-buildpackage -us -uc -b"
 deb=$(ls "$work"/deb/postgresql-*-snowflake_*.deb 2>/dev/null | head -n 1)
 if [ -n "$deb" ] && deb_pg_config=$(clean_pg_tree "$work/pg-deb"); then
-	check "Debian package unpacked: $(basename "$deb")" dpkg-deb -x "$deb" "$work/pg-deb"
+	check "$pg: Debian package unpacked: $(basename "$deb")" dpkg-deb -x "$deb" "$work/pg-deb"
 	copy_tree "$work/deb-test"
-	run_sql_tests "Debian package" "$work/deb-test" "$deb_pg_config"
+	run_sql_tests "$pg: Debian package" "$work/deb-test" "$deb_pg_config"
 else
-	check "Debian package unpacked into a scratch PostgreSQL" false
+	check "$pg: Debian package unpacked into a scratch PostgreSQL" false
 fi
 
+# 5. PostgreSQL 18, built once per machine from ../shared/pg; snowflake goes
+# into a scratch copy of that build, which stays as it is.  Every test, the
+# TAP files with the 15 above to upgrade from.
+pg18_missing=
+pg18_cache_config=$(scripts/build-pg.sh 18)
+case $? in
+0)
+	check "PostgreSQL 18: a scratch copy of its build" \
+		cp -a "$(dirname "$(dirname "$pg18_cache_config")")" "$work/pg18"
+	pg18_config="$work/pg18/bin/pg_config"
+	find "$work/pg18/lib" "$work/pg18/share" -name 'snowflake*' -prune -exec rm -rf {} +
+	copy_tree "$work/gcc18"
+	check "PostgreSQL 18: gcc build with -Werror" \
+		make -C "$work/gcc18" -s PG_CONFIG="$pg18_config" PG_CFLAGS=-Werror all install
+	run_sql_tests "PostgreSQL 18: gcc build" "$work/gcc18" "$pg18_config"
+	SNOWFLAKE_UPGRADE_FROM_BINDIR=$("$pg_config" --bindir) \
+		run_tap_tests "PostgreSQL 18: gcc build" "$work/gcc18" "$pg18_config"
+	;;
+2)
+	pg18_missing="PostgreSQL 18 NOT TESTED: scripts/build-pg.sh found no source tarball of it in ${SNOWFLAKE_PG_SOURCES:-../shared/pg}; only $pg was tested (SNOWFLAKE_PG_SOURCES names another directory)"
+	echo "$pg18_missing"
+	;;
+*)
+	check "PostgreSQL 18: built by scripts/build-pg.sh 18 (its errors are above)" false
+	;;
+esac
+
+if [ -s "$failures" ]; then
+	echo "=== the TAP files that failed: their logs"
+	cat "$failures"
+fi
+[ -n "$pg18_missing" ] && echo "$pg18_missing"
 passed=$((tests_passed + steps_passed))
 failed=$((tests_failed + steps_failed))
 [ "$failed" -ne 0 ] && status=1

@@ -78,6 +78,18 @@ snowflake_decode_date_time(char **field, int *ftype, int nf, int *dtype,
 #endif
 }
 
+/*
+ * 16: a zone name or abbreviation that the decoders do not know is returned
+ * as DTERR_BAD_TIMEZONE or DTERR_BAD_ZONE_ABBREV, where 15 raised the error
+ * "time zone ... not recognized" itself.
+ */
+#if PG_VERSION_NUM >= 160000
+#define snowflake_dterr_is_bad_zone(dterr) \
+	((dterr) == DTERR_BAD_TIMEZONE || (dterr) == DTERR_BAD_ZONE_ABBREV)
+#else
+#define snowflake_dterr_is_bad_zone(dterr)	false
+#endif
+
 static inline int
 snowflake_zone_abbrev_type(int field, char *token)
 {

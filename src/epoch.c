@@ -50,7 +50,8 @@ snowflake_refuse_epoch_fields(char **field, int *ftype, int nf)
 /*
  * Decode a timestamp literal that names its time zone into *ts.  On failure
  * set *detail and return false.  On PostgreSQL 15 the decoder reports some
- * bad zone names with ereport(ERROR), which the caller catches.
+ * bad zone names with ereport(ERROR), which the caller catches; from 16 on
+ * it returns them, and they get the same detail here.
  */
 static bool
 snowflake_decode_timestamp(const char *value, TimestampTz *ts,
@@ -64,6 +65,7 @@ snowflake_decode_timestamp(const char *value, TimestampTz *ts,
 	struct pg_tm tm;
 	fsec_t		fsec;
 	int			tz;
+	int			dterr;
 
 	*detail = _("The epoch must be a timestamp with a time zone, such as '"
 				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.");
@@ -87,10 +89,13 @@ snowflake_decode_timestamp(const char *value, TimestampTz *ts,
 	}
 	*detail = _("The epoch must be a timestamp with a time zone, such as '"
 				SNOWFLAKE_DEFAULT_EPOCH "', or milliseconds since 1970.");
-	return ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
-						 MAXDATEFIELDS, &nf) == 0 &&
-		snowflake_decode_date_time(field, ftype, nf, &dtype, &tm, &fsec, &tz) == 0 &&
-		dtype == DTK_DATE &&
+	if (ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
+					  MAXDATEFIELDS, &nf) != 0)
+		return false;
+	dterr = snowflake_decode_date_time(field, ftype, nf, &dtype, &tm, &fsec, &tz);
+	if (snowflake_dterr_is_bad_zone(dterr))
+		*detail = _("The epoch's time zone is not recognized.");
+	return dterr == 0 && dtype == DTK_DATE &&
 		tm2timestamp(&tm, fsec, &tz, ts) == 0;
 }
 

@@ -1,8 +1,10 @@
 # Copyright (c) 2026, the snowflake authors
 #
 # The release metadata agrees with itself: META.json (PGXN's meta spec
-# 1.0.0) parses and has what PGXN needs, and the extension's version is the
-# same in META.json, snowflake.control and debian/changelog.  PGXN wants a
+# 1.0.0) parses and has what PGXN needs, the extension's version is the
+# same in META.json, snowflake.control and debian/changelog, and the
+# PostgreSQL majors that META.json and the README support are those that
+# src/compat.h builds for and scripts/test.sh tests up to.  PGXN wants a
 # semantic version, so "1.0" in the control file is "1.0.0" in META.json.
 use strict;
 use warnings;
@@ -44,8 +46,23 @@ like(slurp("$top/LICENSE"), qr/^The PostgreSQL License$/m,
 is($meta->{'meta-spec'}{version}, '1.0.0', 'META.json follows meta spec 1.0.0');
 like($meta->{version} // '', qr/^\d+\.\d+\.\d+$/,
 	'META.json has a semantic version');
-like($meta->{prereqs}{runtime}{requires}{PostgreSQL} // '', qr/15\.0\.0/,
-	'META.json requires PostgreSQL 15');
+
+# The majors supported run from the oldest that src/compat.h accepts to the
+# newest that scripts/test.sh tests, in META.json and in the README.
+my ($oldest) =
+  slurp("$top/src/compat.h") =~ /^#if PG_VERSION_NUM < (\d+)0000\n#error/m;
+my ($newest) = sort { $b <=> $a }
+  slurp("$top/scripts/test.sh") =~ /scripts\/build-pg\.sh (\d+)/g;
+ok(defined $oldest && defined $newest,
+	'compat.h names the oldest major, test.sh builds the newest')
+  or ($oldest, $newest) = (0, 0);
+is( $meta->{prereqs}{runtime}{requires}{PostgreSQL},
+	">= $oldest.0.0, < " . ($newest + 1) . '.0.0',
+	"META.json requires PostgreSQL $oldest to $newest");
+like(
+	slurp("$top/README.md"),
+	qr/^\*\*Supported:\*\* PostgreSQL $oldest to $newest\b/m,
+	"the README supports PostgreSQL $oldest to $newest");
 
 my ($control_version) =
   slurp("$top/snowflake.control") =~ /^default_version = '([^']+)'$/m;

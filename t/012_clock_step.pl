@@ -11,8 +11,9 @@
 #                       5 s), then goes on above it
 #   lead 10 s           goes on at once, ahead of the clock
 #
-# and a call waiting for the clock can be interrupted by statement_timeout
-# and by pg_cancel_backend().  Through all of it the IDs only increase.
+# and a call waiting for the clock (stepped back a minute more, so that it
+# waits long) can be interrupted by statement_timeout and by
+# pg_cancel_backend().  Through all of it the IDs only increase.
 #
 # The clock is moved with libfaketime (see SnowflakeTest.pm), rereading its
 # file at every clock read so that a step takes effect at once; the test
@@ -24,7 +25,6 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -120,7 +120,14 @@ FROM ids WHERE id > $last;
 is($result, '1000|t|t',
 	'... with 1000 IDs above the last one, ahead of the clock');
 
-# A call waiting for the clock gives way to statement_timeout.
+# A call waiting for the clock gives way to statement_timeout, and to
+# pg_cancel_backend().  The clock steps back a minute more first, so that
+# the calls below certainly wait, however long a loaded machine takes to
+# see them waiting (after a smaller step the clock may be past the last ID
+# by then, and the call return at once).
+set_clock($node, -70);
+check_clock_offset($node, -70, 'server clock stepped back a minute more',
+	0.5);
 ($elapsed, $ret, $stdout, $stderr) = psql_timed(
 	$node, q{
 SET snowflake.max_lead = 0;
@@ -134,25 +141,16 @@ like(
 	'a call waiting for the clock is interrupted by statement_timeout');
 
 # ... and to pg_cancel_backend().
-my ($bg_out, $bg_err) = ('', '');
-my @waiter = (
-	'psql', '-X', '-A', '-t',
-	'-v' => 'VERBOSITY=verbose',
-	'-d' => $node->connstr('postgres') . ' application_name=waiter',
-	'-c' => 'SET snowflake.max_lead = 0',
-	'-c' => 'SET snowflake.max_clock_wait = 60000',
-	'-c' => 'SELECT snowflake_next_id()');
-my $bg =
-  IPC::Run::start(\@waiter, '<', '/dev/null', '>', \$bg_out, '2>', \$bg_err,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-ok( $node->poll_query_until(
-		'postgres', q{
-SELECT count(*) = 1 FROM pg_stat_activity
-WHERE application_name = 'waiter' AND wait_event_type = 'Extension'}),
+my $bg = start_waiter(
+	$node, 'waiter', \my $bg_out, \my $bg_err,
+	'SET snowflake.max_lead = 0',
+	'SET snowflake.max_clock_wait = 60000',
+	'SELECT snowflake_next_id()');
+ok( wait_for_wait_event(
+		$node, "application_name = 'waiter'",
+		'SnowflakeClock'),
 	'a call waits for the clock');
-$node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'waiter'"
-);
+cancel_waiter($node, 'waiter');
 $bg->finish;
 like(
 	$bg_err,

@@ -86,7 +86,7 @@ sub first_refusal
 $node->safe_psql('postgres',
 	'INSERT INTO ids SELECT snowflake_next_id() FROM generate_series(1, 100)');
 my $old_bytes = slurp_file($mark_path);
-my $old_mark  = read_mark_file($mark_path)->{mark_ms};
+my $old_mark  = mark_file_fields($old_bytes)->{mark_ms};
 my $true_mark = generate_past($old_mark);
 cmp_ok($true_mark, '>', $old_mark, 'the mark moved on while IDs were issued');
 
@@ -138,7 +138,7 @@ $restored->stop;
 # crash of a backend, which makes the postmaster reinitialise and replay
 # WAL from the checkpoint.
 $old_bytes = slurp_file($mark_path);
-$old_mark  = read_mark_file($mark_path)->{mark_ms};
+$old_mark  = mark_file_fields($old_bytes)->{mark_ms};
 generate_past($old_mark);
 $node->safe_psql('postgres', 'CHECKPOINT');
 my $redo = $node->safe_psql('postgres',

@@ -4,9 +4,11 @@
 # costs.
 #
 # A backend that reaches the mark while the mark writer is still writing it
-# waits for the writer.  That wait must end on a cancel or on
-# statement_timeout, or a stuck disk would hang every generating backend.
-# strace delays the writer's rename() by a few seconds to emulate the disk.
+# waits for the writer, and pg_stat_activity shows that wait as
+# SnowflakeMark (from PostgreSQL 17 on; as Extension before).  That wait
+# must end on a cancel or on statement_timeout, or a stuck disk would hang
+# every generating backend.  strace delays the writer's rename() by a few
+# seconds to emulate the disk.
 #
 # A slow write makes the next mark lie further ahead (twice the write
 # time), so after a crash IDs resume further ahead of the clock.  The first
@@ -37,7 +39,7 @@ INSERT INTO ids SELECT snowflake_next_id() FROM generate_series(1, 1000);
 SKIP:
 {
 	my ($out, $err) = run_command([ 'strace', '-V' ]);
-	skip 'strace is not installed', 5 unless $out =~ /strace/;
+	skip 'strace is not installed', 6 unless $out =~ /strace/;
 
 	my $writer = mark_writer_pid($node);
 	my $trace  = $node->basedir . '/strace.out';
@@ -58,7 +60,7 @@ SKIP:
 		);
 		usleep(100_000);
 	}
-	skip "strace could not attach to the mark writer: $strace_err", 5
+	skip "strace could not attach to the mark writer: $strace_err", 6
 	  unless (-s $trace // 0) > 0;
 	ok(1, 'the mark writer is stuck in rename() for 6 s');
 
@@ -72,20 +74,14 @@ SKIP:
 		'a backend waiting for the stuck mark writer obeys statement_timeout');
 	cmp_ok($elapsed, '<', 2, '... promptly, not when the write ends');
 
-	my ($in, $bg_out, $bg_err) = ('', '', '');
-	my $waiter = IPC::Run::start(
-		[
-			'psql', '-XAtq', '-v', 'VERBOSITY=verbose',
-			'-d', $node->connstr('postgres'),
-			'-c', 'SELECT snowflake_next_id()'
-		],
-		'<', \$in, '>', \$bg_out, '2>', \$bg_err);
-	$node->poll_query_until('postgres', q{
-SELECT count(*) = 1 FROM pg_stat_activity
-WHERE query = 'SELECT snowflake_next_id()' AND wait_event = 'Extension'});
-	$node->safe_psql('postgres', q{
-SELECT pg_cancel_backend(pid) FROM pg_stat_activity
-WHERE query = 'SELECT snowflake_next_id()'});
+	my $waiter = start_waiter($node, 'waiter', \my $bg_out, \my $bg_err,
+		'SELECT snowflake_next_id()');
+	ok( wait_for_wait_event(
+			$node, "application_name = 'waiter'",
+			'SnowflakeMark'),
+		'... and pg_stat_activity shows it waiting for the mark ('
+		  . wait_event_of($node, 'SnowflakeMark') . ')');
+	cancel_waiter($node, 'waiter');
 	$waiter->finish;
 	like(
 		$bg_err,

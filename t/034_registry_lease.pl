@@ -27,7 +27,6 @@ use SnowflakeTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use Time::HiRes qw(time usleep);
 
 my $registry = snowflake_registry('registry');
@@ -208,6 +207,15 @@ my $newcomer = snowflake_node('newcomer', registry => $registry,
 start_node($newcomer);
 like((next_pair($newcomer))[1], qr/all 2 worker ids of datacenter 6 are claimed/,
 	'another server finds datacenter 6 full');
+# Release right after a check-in of the holder, which then keeps generating
+# until its next one, 5 s on, tells it of the release.  (Released at a
+# random moment, the release could come just before that check-in.)
+my $checked_in = $registry->safe_psql('postgres',
+	'SELECT checked_in_at FROM snowflake_claims WHERE (datacenter_id, worker_id) = (6, 0)'
+);
+$registry->poll_query_until('postgres',
+	"SELECT checked_in_at > '$checked_in' FROM snowflake_claims WHERE (datacenter_id, worker_id) = (6, 0)"
+) or die 'the holder of 6|0 did not check in';
 $registry->safe_psql('postgres', 'SELECT snowflake_registry_release(6, 0)');
 my $released_at = time();
 $drawn = draw_ids(8, $old, $newcomer);
@@ -229,21 +237,14 @@ start_node($waiting);
 my $waiting_worker = (split /\|/, $pair)[1];
 set_clock($waiting, -8);
 check_clock_offset($waiting, -8, 'the server clock is 8 s behind');
-my ($bg_out, $bg_err) = ('', '');
-my $bg = IPC::Run::start(
-	[
-		'psql', '-X', '-A', '-t',
-		'-d' => $waiting->connstr('postgres') . ' application_name=waiter',
-		'-c' => 'SET snowflake.max_lead = 0',
-		'-c' => 'SET snowflake.max_clock_wait = 30000',
-		'-c' => 'SELECT snowflake_next_id()'
-	],
-	'<', '/dev/null', '>', \$bg_out, '2>', \$bg_err,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-ok( $waiting->poll_query_until(
-		'postgres', q{
-SELECT count(*) = 1 FROM pg_stat_activity
-WHERE application_name = 'waiter' AND wait_event_type = 'Extension'}),
+my $bg = start_waiter(
+	$waiting, 'waiter', \my $bg_out, \my $bg_err,
+	'SET snowflake.max_lead = 0',
+	'SET snowflake.max_clock_wait = 30000',
+	'SELECT snowflake_next_id()');
+ok( wait_for_wait_event(
+		$waiting, "application_name = 'waiter'",
+		'SnowflakeClock'),
 	'a call waits for the clock');
 $registry->safe_psql('postgres',
 	"SELECT snowflake_registry_release(5, $waiting_worker)");

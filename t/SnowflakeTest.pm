@@ -53,6 +53,7 @@ use warnings;
 
 use Exporter 'import';
 use File::Basename qw(dirname);
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -81,11 +82,16 @@ our @EXPORT = qw(
   mark_writer_pid
   registry_worker_pid
   psql_timed
+  start_waiter
+  cancel_waiter
+  wait_event_of
+  wait_for_wait_event
   alter_system
   check_strictly_increasing
   id_ms
   id_unix_ms
   read_mark_file
+  mark_file_fields
   write_mark_file
   mark_file_bytes
   crc32c
@@ -791,6 +797,82 @@ sub psql_timed
 
 =pod
 
+=item start_waiter(node, application_name, stdout_ref, stderr_ref, statements...)
+
+psql in the background: one session of the node, named application_name
+(so that pg_stat_activity finds it), runs the statements in turn with
+VERBOSITY verbose, its output going into the scalars referenced.  Returns
+the IPC::Run harness; its finish() waits for psql, within the TAP timeout.
+
+=item cancel_waiter(node, application_name)
+
+pg_cancel_backend() to the node's sessions named application_name.
+
+=cut
+
+sub start_waiter
+{
+	my ($node, $application_name, $stdout, $stderr, @statements) = @_;
+	($$stdout, $$stderr) = ('', '');
+	return IPC::Run::start(
+		[
+			'psql', '-X', '-A', '-t',
+			'-v' => 'VERBOSITY=verbose',
+			'-d' => $node->connstr('postgres')
+			  . " application_name=$application_name",
+			map { ('-c' => $_) } @statements
+		],
+		'<', '/dev/null', '>', $stdout, '2>', $stderr,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+}
+
+sub cancel_waiter
+{
+	my ($node, $application_name) = @_;
+	$node->safe_psql('postgres',
+		"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = '$application_name'"
+	);
+	return;
+}
+
+=pod
+
+=item wait_event_of(node, name)
+
+What pg_stat_activity's wait_event shows on the node for snowflake's wait
+called name (SnowflakeClock, SnowflakeMark or SnowflakeRegistryClaim): the
+name itself from PostgreSQL 17 on, where extensions name their waits, and
+"Extension" before.  The wait_event_type is "Extension" on every major.
+
+=item wait_for_wait_event(node, condition, name)
+
+Polls pg_stat_activity until exactly one session that meets the SQL
+condition waits in snowflake's wait called name (as wait_event_of shows
+it).  True when one did within the TAP timeout.
+
+=cut
+
+sub wait_event_of
+{
+	my ($node, $name) = @_;
+	die "wait_event_of: \"$name\" is not one of snowflake's waits"
+	  unless $name =~ /^Snowflake(?:Clock|Mark|RegistryClaim)$/;
+	return $node->pg_version >= 17 ? $name : 'Extension';
+}
+
+sub wait_for_wait_event
+{
+	my ($node, $condition, $name) = @_;
+	my $event = wait_event_of($node, $name);
+	return $node->poll_query_until(
+		'postgres', qq{
+SELECT count(*) = 1 FROM pg_stat_activity
+WHERE ($condition)
+	AND wait_event_type = 'Extension' AND wait_event = '$event'});
+}
+
+=pod
+
 =item alter_system(node, name => value, ...)
 
 ALTER SYSTEM SET each setting to its value (ALTER SYSTEM RESET where the
@@ -898,13 +980,23 @@ The fields of a mark file: size, magic, version, epoch_unix_ms, mark_ms,
 written_at_ms and the four widths of the layout (version 2 on), crc and
 crc_ok.
 
+=item mark_file_fields(bytes)
+
+The same fields, of a mark file's bytes read before: of the very bytes, as
+the mark writer may replace the file between two reads.
+
 =cut
 
 sub read_mark_file
 {
 	my ($path) = @_;
-	my $bytes  = slurp_file($path);
-	my %mark   = (size => length($bytes));
+	return mark_file_fields(slurp_file($path));
+}
+
+sub mark_file_fields
+{
+	my ($bytes) = @_;
+	my %mark = (size => length($bytes));
 	return \%mark if length($bytes) < 32;
 	@mark{qw(magic version)} = unpack('L L', $bytes);
 	if ($mark{version} == 1)
