@@ -142,6 +142,7 @@ int			registry_max_worker_id = 0;
 static void registry_shmem_request(void);
 static void registry_shmem_startup(void);
 pg_noreturn static void registry_error(SnowflakeRegistryState *copy);
+pg_noreturn static void registry_refused_error(SnowflakeRegistryState *copy);
 
 
 /*---- settings and start ----*/
@@ -495,6 +496,55 @@ snowflake_registry_worker_id(void)
 	return worker_id;
 }
 
+/*
+ * Refuse an ID because another start of this server holds the claim: say
+ * when the holder last checked in, and when the claim passes to this server
+ * unless it checks in again, by this server's watch of it.  After a failover
+ * or a crash restart that holder is the previous start, which will not check
+ * in again: this is the takeover delay at work, not a fault.
+ */
+static void
+registry_refused_error(SnowflakeRegistryState *copy)
+{
+	uint64		now_us = registry_monotonic_us();
+	int64		ago_ms = copy->holder_checked_in_ago_ms;
+	int64		left_ms = 0;
+
+	if (ago_ms >= 0 && now_us > copy->answered_us)
+		ago_ms += (int64) ((now_us - copy->answered_us) / 1000);
+	if (copy->watch_since_us != 0)
+	{
+		/* as registry_watched_long_enough() times it */
+		uint64		until_us = copy->watch_since_us +
+			(uint64) copy->watch_wait_ms * 1001;
+
+		if (until_us > now_us)
+			left_ms = (int64) ((until_us - now_us + 999) / 1000);
+	}
+
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not generate a snowflake ID: the registry refused this server's claim"),
+			 copy->watch_since_us == 0 ?
+			 errdetail("Worker id %d of datacenter %d is held by %s since %s, and last checked in at %s, %lld ms ago. The registry cannot be reached now; the claim passes to this server once the registry has shown it unchanged for %lld ms, every round answered.",
+					   copy->holder_worker_id, registry_datacenter_id,
+					   copy->holder, copy->holder_since,
+					   copy->holder_checked_in, (long long) ago_ms,
+					   (long long) copy->watch_wait_ms) :
+			 left_ms > 0 ?
+			 errdetail("Worker id %d of datacenter %d is held by %s since %s, and last checked in at %s, %lld ms ago. Unless it checks in again, the claim passes to this server in about %lld ms.",
+					   copy->holder_worker_id, registry_datacenter_id,
+					   copy->holder, copy->holder_since,
+					   copy->holder_checked_in, (long long) ago_ms,
+					   (long long) left_ms) :
+			 errdetail("Worker id %d of datacenter %d is held by %s since %s, and last checked in at %s, %lld ms ago. This server has seen the claim unchanged for as long as it must, and takes it over at its next round.",
+					   copy->holder_worker_id, registry_datacenter_id,
+					   copy->holder, copy->holder_since,
+					   copy->holder_checked_in, (long long) ago_ms),
+			 errhint("This is expected after a failover or a crash restart: the claim of the previous start of this server passes once that start has not checked in for its takeover delay (%lld ms), and generation resumes then. A holder that keeps checking in is a running server, of which this server is a copy.",
+					 (long long) copy->watch_wait_ms)));
+}
+
 /* Refuse an ID for the reason in copy, a snapshot of the shared state. */
 static void
 registry_error(SnowflakeRegistryState *copy)
@@ -518,14 +568,7 @@ registry_error(SnowflakeRegistryState *copy)
 					 errhint("snowflake_registry_status on the registry shows the claim's state.")));
 			break;
 		case CLAIM_REFUSED:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("could not generate a snowflake ID: the registry refused this server's claim"),
-					 errdetail("Worker id %d of datacenter %d is held by %s since %s; it last checked in at %s.",
-							   copy->holder_worker_id, registry_datacenter_id,
-							   copy->holder, copy->holder_since,
-							   copy->holder_checked_in),
-					 errhint("This server may be a copy of a running server. The claim passes to this server only once its holder marks it idle or stops checking in for \"snowflake.registry_takeover_delay\".")));
+			registry_refused_error(copy);
 			break;
 		case CLAIM_FULL:
 			ereport(ERROR,

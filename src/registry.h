@@ -115,8 +115,12 @@ typedef enum SnowflakeClaimStatus
  * Everything but the first three fields under mutex.  worker_id is set once,
  * when status first becomes CLAIM_HELD or CLAIM_CACHED, and never changes
  * afterwards.  The holder fields describe who holds the claim this server
- * was refused or lost; reason is the registry's or libpq's own words when
- * it cannot be used.
+ * was refused or lost, and how long before the registry's answer arrived
+ * (answered_us) the holder last checked in; the watch fields since when this
+ * server has seen that claim unchanged, every round answered (0: it is not
+ * watching it), and for how long it must, as the registry said, before the
+ * claim passes; reason is the registry's or libpq's own words when it cannot
+ * be used.
  *
  * The gate reads the first three on every ID without the lock.  fast_gate
  * is the status in its low byte and, above, a generation that grows each
@@ -158,6 +162,10 @@ typedef struct SnowflakeRegistryState
 	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];
 	char		holder_since[64];
 	char		holder_checked_in[64];
+	int64		holder_checked_in_ago_ms;	/* or -1 */
+	uint64		answered_us;
+	uint64		watch_since_us;
+	int64		watch_wait_ms;
 	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
 } SnowflakeRegistryState;
 

@@ -38,7 +38,8 @@
 	"to_char(a.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
 	"to_char(a.checked_in_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
 	"a.version, (extract(epoch FROM a.wait) * 1000)::bigint, " \
-	"ceil(extract(epoch FROM a.floor) * 1000)::bigint"
+	"ceil(extract(epoch FROM a.floor) * 1000)::bigint, " \
+	"(extract(epoch FROM pg_catalog.clock_timestamp() - a.checked_in_at) * 1000)::bigint"
 
 /* the registry extension's schema, quoted, once connected */
 char		registry_schema[2 * NAMEDATALEN + 3];
@@ -263,6 +264,8 @@ registry_ask(PGconn *conn, const char *call, int nparams,
 		strtoi64(PQgetvalue(result, 0, 6), NULL, 10);
 	answer->floor_unix_ms = PQgetisnull(result, 0, 7) ? -1 :
 		strtoi64(PQgetvalue(result, 0, 7), NULL, 10);
+	answer->checked_in_ago_ms = PQgetisnull(result, 0, 8) ? -1 :
+		Max(strtoi64(PQgetvalue(result, 0, 8), NULL, 10), 0);
 	PQclear(result);
 	return true;
 }

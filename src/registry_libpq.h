@@ -26,6 +26,9 @@ typedef struct RegistryAnswer
 	int64		version;		/* of the claim refused or waited for */
 	int64		wait_ms;		/* how long to see that version unchanged */
 	int64		floor_unix_ms;	/* claimed: IDs must lie after this, or -1 */
+	int64		checked_in_ago_ms;	/* the holder's last check-in, by the
+									 * registry's clock when it answered, or
+									 * -1 */
 } RegistryAnswer;
 
 /* the registry extension's schema, quoted, once connected */

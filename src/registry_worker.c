@@ -171,6 +171,10 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 			sizeof(state->holder_since));
 	strlcpy(state->holder_checked_in, answer ? answer->holder_checked_in : "",
 			sizeof(state->holder_checked_in));
+	state->holder_checked_in_ago_ms = answer ? answer->checked_in_ago_ms : -1;
+	state->answered_us = registry_monotonic_us();
+	state->watch_since_us = watch_valid ? watch_since_us : 0;
+	state->watch_wait_ms = watch_wait_ms;
 	strlcpy(state->reason, reason ? reason : "", sizeof(state->reason));
 	worker_id = state->worker_id;
 	gate = (state->generation << 8) | (uint64) status;
@@ -200,11 +204,12 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 		case CLAIM_REFUSED:
 			ereport(LOG,
 					(errmsg("the snowflake registry refused this server's claim; no IDs are generated until it passes to this server"),
-					 errdetail("Worker id %d of datacenter %d is held by %s since %s; it last checked in at %s.",
+					 errdetail("Worker id %d of datacenter %d is held by %s since %s, and last checked in at %s, %lld ms ago.",
 							   answer->worker_id, registry_datacenter_id,
 							   answer->holder, answer->holder_since,
-							   answer->holder_checked_in),
-					 errhint("The claim passes to this server once its holder marks it idle, or once the registry has shown it unchanged to this server for %lld ms.",
+							   answer->holder_checked_in,
+							   (long long) answer->checked_in_ago_ms),
+					 errhint("The claim passes to this server once its holder marks it idle, or once the registry has shown it unchanged to this server for %lld ms. This is expected after a failover or a crash restart; a holder that keeps checking in is a running server, of which this server is a copy.",
 							 (long long) answer->wait_ms)));
 			break;
 		case CLAIM_WAITING:
@@ -249,6 +254,9 @@ registry_failed(SnowflakeClaimStatus status, int cached_worker_id,
 				const char *reason)
 {
 	watch_valid = false;
+	SpinLockAcquire(&registry_state->mutex);
+	registry_state->watch_since_us = 0;
+	SpinLockRelease(&registry_state->mutex);
 	if (status == CLAIM_PENDING || status == CLAIM_UNREACHABLE)
 	{
 		/* never answered: the cached claim, if any, stands in */

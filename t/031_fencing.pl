@@ -64,8 +64,8 @@ is_deeply([ keys %{ $pairs->{primary} } ],
 	[$pair], 'the original goes on generating with its pair, undisturbed');
 like(
 	$errors->{clone},
-	qr/55000: could not generate a snowflake ID: the registry refused this server's claim\n.*DETAIL:  Worker id \d+ of datacenter 5 is held by the server at [^:]*:${\ $primary->port } \(data directory ${\ $primary->data_dir }, system identifier -?\d+\) since .* UTC; it last checked in at .* UTC\./s,
-	'the clone says who holds the claim and since when');
+	qr/55000: could not generate a snowflake ID: the registry refused this server's claim\n.*DETAIL:  Worker id \d+ of datacenter 5 is held by the server at [^:]*:${\ $primary->port } \(data directory ${\ $primary->data_dir }, system identifier -?\d+\) since .* UTC, and last checked in at .* UTC, \d+ ms ago\. Unless it checks in again, the claim passes to this server in about \d+ ms\.\n.*HINT:  .* A holder that keeps checking in is a running server, of which this server is a copy\./s,
+	'the clone says who holds the claim, since when, and when it last checked in');
 ok($clone->log_contains('the snowflake registry refused this server\'s claim'),
 	'the clone\'s log says so');
 is(holder_port($pair), $primary->port, 'the registry still names the original');
@@ -138,6 +138,45 @@ $standby->wait_for_catchup($standby2);
 crash_node($standby);
 my $killed_at = time();
 $standby2->promote;
+
+# Until then it refuses, and says that this is expected after a failover,
+# when the old primary last checked in and when the claim passes.
+my ($refusal, $asked_at);
+my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+while (time() < $deadline)
+{
+	$asked_at = time();
+	my ($ret, $stdout, $stderr) = $standby2->psql('postgres',
+		"\\set VERBOSITY verbose\nSET snowflake.max_clock_wait = 0;\nSELECT snowflake_next_id();"
+	);
+	if ($stderr =~ /the registry refused this server's claim/)
+	{
+		$refusal = $stderr;
+		last;
+	}
+	last if $ret == 0;
+	usleep(50_000);
+}
+SKIP:
+{
+	skip 'the promoted standby took the claim over before it was refused', 4
+	  unless defined $refusal;
+	my ($ago, $left) = $refusal =~
+	  /DETAIL:  Worker id \d+ of datacenter 5 is held by the server at [^:]*:${\ $standby->port } .* since .* UTC, and last checked in at .* UTC, (\d+) ms ago\. Unless it checks in again, the claim passes to this server in about (\d+) ms\./s;
+	ok(defined $left,
+		'the promoted standby says when the old primary last checked in, and when the claim passes'
+	) or diag $refusal;
+	($ago, $left) = ($ago // 0, $left // 0);
+	cmp_ok($ago, '>=', ($asked_at - $killed_at) * 1000 - 100,
+		'the old primary last checked in before it was killed');
+	cmp_ok($left, '<=', $takeover * 1001 + 1,
+		'the claim passes within the takeover delay');
+	like(
+		$refusal,
+		qr/HINT:  This is expected after a failover or a crash restart: the claim of the previous start of this server passes once that start has not checked in for its takeover delay \(2000 ms\), and generation resumes then\./,
+		'and that this is expected after a failover');
+}
+
 my ($new_pair) = wait_for_pair($standby2);
 my $failover = time() - $killed_at;
 is($new_pair, $pair, 'after its primary is killed, the promoted standby takes the claim');
