@@ -32,10 +32,12 @@ my $standby = snowflake_standby($primary, 'backup', 'standby');
 start_node($standby);
 $primary->wait_for_catchup($standby);
 
-# A directory in the way of the standby's temporary mark file.
+# A directory in the way of the standby's temporary mark file.  The log is
+# read from before it, since a mark the primary wrote earlier may be
+# replayed, and fail, at once.
+my $log_offset = -s $standby->logfile;
 my $temp_file = $standby->data_dir . '/snowflake.mark.tmp';
 mkdir $temp_file or die "could not create $temp_file: $!";
-my $log_offset = -s $standby->logfile;
 
 # Two seconds of IDs on the primary: several new marks to replay.
 $primary->safe_psql('postgres', q{
