@@ -1,8 +1,8 @@
 #!/bin/bash
 #
 # build-pg.sh: build a PostgreSQL from a source tarball in ../shared/pg (or
-# $SNOWFLAKE_PG_SOURCES), once per machine, and print the path of its
-# pg_config.
+# shared/pg higher up, or $SNOWFLAKE_PG_SOURCES), once per machine, and print
+# the path of its pg_config.
 #
 #   scripts/build-pg.sh 18      prints .../bin/pg_config of PostgreSQL 18
 #
@@ -20,7 +20,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 major=${1:?usage: build-pg.sh MAJOR}
-sources=${SNOWFLAKE_PG_SOURCES:-$(cd .. && pwd)/shared/pg}
+# the sources: $SNOWFLAKE_PG_SOURCES, else the first shared/pg folder in a
+# parent folder of this checkout (../shared/pg beside it, or higher up for a
+# clone made inside another folder)
+sources=${SNOWFLAKE_PG_SOURCES:-}
+if [ -z "$sources" ]; then
+	dir=$(cd .. && pwd)
+	while [ -z "$sources" ]; do
+		[ -d "$dir/shared/pg" ] && sources=$dir/shared/pg
+		[ "$dir" = / ] && break
+		dir=$(dirname "$dir")
+	done
+	sources=${sources:-$(cd .. && pwd)/shared/pg}
+fi
 cache=${SNOWFLAKE_PG_CACHE:-/var/cache/snowflake-pg}
 
 tarball=$(ls "$sources"/postgresql-"$major".*.tar.bz2 2>/dev/null | sort -V | tail -n 1 || true)
