@@ -390,25 +390,33 @@ sub wait_for_pair
 
 =pod
 
-=item wait_for_refusal(node[, timeout_seconds])
+=item wait_for_refusal(node[, timeout_seconds[, pattern]])
 
-next_pair, retried while it succeeds (default: the TAP timeout).  Returns
-psql's stderr of the first call that failed, or undef when none did.
+next_pair, retried while it succeeds (for at most timeout_seconds, default:
+the TAP timeout).  Returns psql's stderr of the first call that failed, or
+undef when none did.  With a pattern, a failure that does not match it is
+retried too (a refusal for another reason, on the way to the one awaited),
+and the last stderr is returned when none matched.
 
 =cut
 
 sub wait_for_refusal
 {
-	my ($node, $timeout) = @_;
+	my ($node, $timeout, $pattern) = @_;
 	$timeout //= $PostgreSQL::Test::Utils::timeout_default;
 	my $start = time();
+	my $last;
 	while (time() - $start <= $timeout)
 	{
 		my ($pair, $err) = next_pair($node);
-		return $err unless defined $pair;
+		if (!defined $pair)
+		{
+			return $err if !defined $pattern || $err =~ $pattern;
+			$last = $err;
+		}
 		usleep(50_000);
 	}
-	return undef;
+	return $last;
 }
 
 =pod
