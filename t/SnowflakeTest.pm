@@ -73,6 +73,7 @@ our @EXPORT = qw(
   set_clock
   start_node
   restart_node
+  faketime_env
   server_clock_offset
   check_clock_offset
   check_clock_rate
@@ -543,6 +544,25 @@ sub restart_node
 	my %env = _faketime_env($node);
 	local @ENV{ keys %env } = values %env;
 	return $node->restart;
+}
+
+=pod
+
+=item faketime_env(node, %params)
+
+The environment variables under which a server that another program
+starts, such as Patroni, runs on the node's clock file: the node gets a
+clock file first if it has none (C<offset>, C<rate> and C<no_cache> as for
+snowflake_node), and set_clock moves it.  Empty where libfaketime is
+missing.
+
+=cut
+
+sub faketime_env
+{
+	my ($node, %params) = @_;
+	_setup_clock($node, %params) unless defined $clock_file{ $node->name };
+	return _faketime_env($node);
 }
 
 =pod

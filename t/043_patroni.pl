@@ -1,0 +1,774 @@
+
+# Copyright (c) 2026, the snowflake authors
+
+# Patroni: HA groups of three members, managed by Debian's Patroni with an
+# etcd of its own on loopback, configured as docs/ha.md says
+# (synchronous_mode_strict, the node ids in postgresql.parameters, the
+# dynamic settings through patronictl edit-config).  Four clients insert
+# IDs through a multi-host connection string with
+# target_session_attrs=read-write while the cluster goes through a
+# switchover (patronictl) and a failover after kill -9 of the leader's
+# postmaster; the switchover goes to a member whose clock is 60 s behind
+# where libfaketime is installed.  Then no ID may be issued twice, every
+# acknowledged insert must have survived, and every insert's IDs must lie
+# above those of every insert that committed before it began, whichever
+# member issued them.  Inserts that failed in a role change may or may not
+# have committed: those that did are held to the same rules, by the
+# interval from their start to their failure.
+#
+# The same again with a second cluster, in registry mode (without the
+# clock behind): the members share one claim on a registry node, the
+# switchover hands it over at once (the old leader marks it idle at its
+# clean shutdown), and after the failover the promoted member refuses for
+# the takeover delay with a message that says when the old leader last
+# checked in and when generation resumes.  Both clusters bootstrap at once,
+# then go through their role changes one after the other.
+#
+# Skipped where patroni or etcd is not installed (Debian's packages
+# "patroni" and "etcd-server").
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use HTTP::Tiny;
+use IPC::Run;
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+# the programs, where Debian installs them or on the PATH
+my %program;
+foreach my $name (qw(patroni patronictl etcd))
+{
+	($program{$name}) =
+	  grep { -x $_ } map { "$_/$name" } split(/:/, $ENV{PATH}), '/usr/bin';
+}
+my @missing = grep { !defined $program{$_} } sort keys %program;
+plan skip_all => "@missing not installed (Debian's packages \"patroni\" and "
+  . '"etcd-server"): this test runs a Patroni cluster'
+  if @missing;
+
+my $clients         = 4;
+my $rows_per_insert = 20;
+my $user            = getpwuid($<);
+my $bindir          = `pg_config --bindir`;
+chomp $bindir;
+die "no initdb in \"$bindir\", the bindir of pg_config"
+  unless -x "$bindir/initdb";
+my $http    = HTTP::Tiny->new(timeout => 5);
+my $timeout = $PostgreSQL::Test::Utils::timeout_default;
+
+# Everything this test starts, for END to stop: Patroni members, etcd.
+my @members;
+my $etcd;
+
+# a YAML single-quoted string
+sub yaml_quote
+{
+	my ($value) = @_;
+	return "'" . ($value =~ s/'/''/gr) . "'";
+}
+
+#### etcd
+
+my $etcd_port      = PostgreSQL::Test::Cluster::get_free_port();
+my $etcd_peer_port = PostgreSQL::Test::Cluster::get_free_port();
+my $work           = PostgreSQL::Test::Utils::tempdir('patroni');
+{
+	open my $log, '>>', "$PostgreSQL::Test::Utils::log_path/etcd.log"
+	  or die "could not open etcd's log: $!";
+	$etcd = IPC::Run::start(
+		[
+			$program{etcd},
+			'--name'                  => 'etcd',
+			'--data-dir'              => "$work/etcd",
+			'--listen-client-urls'    => "http://127.0.0.1:$etcd_port",
+			'--advertise-client-urls' => "http://127.0.0.1:$etcd_port",
+			'--listen-peer-urls'      => "http://127.0.0.1:$etcd_peer_port",
+			'--initial-advertise-peer-urls' =>
+			  "http://127.0.0.1:$etcd_peer_port",
+			'--initial-cluster' => "etcd=http://127.0.0.1:$etcd_peer_port",
+			'--initial-cluster-token' => 'snowflake-test'
+		],
+		'<', '/dev/null', '>', $log, '2>', $log);
+}
+my $deadline = time() + $timeout;
+until (($http->get("http://127.0.0.1:$etcd_port/health")->{content} // '') =~
+	  /"health":\s*"true"/)
+{
+	die "etcd did not become healthy; see etcd.log" if time() > $deadline;
+	usleep(100_000);
+}
+note "etcd runs on 127.0.0.1:$etcd_port";
+
+#### Patroni members
+
+# The Patroni configuration of one member: what docs/ha.md gives, on
+# loopback, with short timings for a test (Patroni's defaults are a ttl of
+# 30 s and a loop of 10 s), fsync off as in the other tests.
+sub patroni_config
+{
+	my ($cluster, $member) = @_;
+	my $node   = $member->{node};
+	my $static = join '',
+	  map { "    $_: " . yaml_quote($cluster->{static}{$_}) . "\n" }
+	  sort keys %{ $cluster->{static} };
+	my $dynamic = join '',
+	  map { "        $_: " . yaml_quote($cluster->{dynamic}{$_}) . "\n" }
+	  sort keys %{ $cluster->{dynamic} };
+	my ($port, $rest_port) = ($node->port, $member->{rest_port});
+	my ($data_dir, $basedir, $host) =
+	  ($node->data_dir, $node->basedir, $node->host);
+
+	return <<"EOF";
+scope: $cluster->{scope}
+name: $member->{name}
+restapi:
+  listen: 127.0.0.1:$rest_port
+  connect_address: 127.0.0.1:$rest_port
+etcd3:
+  hosts: 127.0.0.1:$etcd_port
+bootstrap:
+  dcs:
+    ttl: 10
+    loop_wait: 1
+    retry_timeout: 4
+    synchronous_mode: true
+    synchronous_mode_strict: true
+    primary_start_timeout: 0
+    postgresql:
+      use_pg_rewind: true
+      parameters:
+$dynamic
+  initdb:
+    - encoding: UTF8
+postgresql:
+  listen: 127.0.0.1:$port
+  connect_address: 127.0.0.1:$port
+  data_dir: $data_dir
+  bin_dir: $member->{bin_dir}
+  pgpass: $basedir/pgpass
+  authentication:
+    superuser:
+      username: $user
+    replication:
+      username: $user
+    rewind:
+      username: $user
+  pg_hba:
+    - local all all trust
+    - host all all 127.0.0.1/32 trust
+    - host replication all 127.0.0.1/32 trust
+  parameters:
+    unix_socket_directories: '$host'
+    fsync: 'off'
+    shared_buffers: 16MB
+    log_min_messages: log
+$static
+EOF
+}
+
+# The directory Patroni runs the node's server programs from: PostgreSQL's,
+# but for a postgres that runs the real one under libfaketime, with a clock
+# file of the node's own (offset 0), where libfaketime is installed.
+# (Patroni starts the postmaster itself; libfaketime preloaded into Patroni
+# would upset its own clock reads.)  The real programs find their libraries
+# and the other programs relative to where they really are.
+sub faketime_bin_dir
+{
+	my ($node) = @_;
+	my $dir    = $node->basedir . '/bin';
+	my %env    = faketime_env($node);
+
+	mkdir $dir or die "could not create $dir: $!";
+	opendir(my $dh, $bindir) or die "could not read $bindir: $!";
+	foreach my $program (grep { -f "$bindir/$_" } readdir $dh)
+	{
+		next if $program eq 'postgres' && %env;
+		symlink("$bindir/$program", "$dir/$program")
+		  or die "could not link $dir/$program: $!";
+	}
+	closedir $dh;
+	if (%env)
+	{
+		append_to_file("$dir/postgres",
+			"#!/bin/sh\n"
+			  . join('', map { "export $_='$env{$_}'\n" } sort keys %env)
+			  . "exec '$bindir/postgres' \"\$@\"\n");
+		chmod(0755, "$dir/postgres")
+		  or die "could not chmod $dir/postgres: $!";
+	}
+	return $dir;
+}
+
+# A new cluster of three members (not started): scope, the static
+# parameters (postgresql.parameters of every member) and the dynamic ones
+# (bootstrap.dcs).  Each member is a PostgreSQL::Test::Cluster node that
+# Patroni initialises (its port, socket directory, data directory and log
+# file), plus a REST API port.
+sub patroni_cluster
+{
+	my ($scope, %params) = @_;
+	my $cluster = {
+		scope   => $scope,
+		static  => $params{static},
+		dynamic => $params{dynamic} // {},
+		members => [],
+		done    => 0
+	};
+	foreach my $i (1 .. 3)
+	{
+		my $node   = PostgreSQL::Test::Cluster->new("${scope}$i");
+		my $member = {
+			name      => "${scope}$i",
+			node      => $node,
+			rest_port => PostgreSQL::Test::Cluster::get_free_port(),
+			config    => $node->basedir . '/patroni.yml',
+			bin_dir   => faketime_bin_dir($node)
+		};
+		append_to_file($member->{config}, patroni_config($cluster, $member));
+		push @{ $cluster->{members} }, $member;
+	}
+	$cluster->{connstr} =
+	    'host='
+	  . join(',', ('127.0.0.1') x 3)
+	  . ' port='
+	  . join(',', map { $_->{node}->port } @{ $cluster->{members} })
+	  . " dbname=postgres user=$user target_session_attrs=read-write"
+	  . ' connect_timeout=2';
+	return $cluster;
+}
+
+# Start a member's Patroni, its output and its server's in the node's log
+# file.
+sub start_member
+{
+	my ($member) = @_;
+	open my $log, '>>', $member->{node}->logfile
+	  or die "could not open " . $member->{node}->logfile . ": $!";
+	# stdin from /dev/null, as a service has it: a backend whose wait for a
+	# synchronous standby ends with the postmaster's death reads its next
+	# command from stdin, and would hold on to the server's shared memory
+	# while stdin stays open
+	$member->{harness} =
+	  IPC::Run::start([ $program{patroni}, $member->{config} ],
+		'<', '/dev/null', '>', $log, '2>', $log);
+	push @members, $member;
+	return;
+}
+
+# the cluster as Patroni's REST API shows it (GET /cluster), or undef
+sub cluster_state
+{
+	my ($cluster) = @_;
+	foreach my $member (@{ $cluster->{members} })
+	{
+		my $response =
+		  $http->get("http://127.0.0.1:$member->{rest_port}/cluster");
+		next unless $response->{success};
+		my $state = eval { decode_json($response->{content}) };
+		return $state if $state;
+	}
+	return undef;
+}
+
+sub member_named
+{
+	my ($cluster, $name) = @_;
+	my ($member) = grep { $_->{name} eq $name } @{ $cluster->{members} };
+	die "no member $name" unless $member;
+	return $member;
+}
+
+# Wait until the cluster is whole: a leader that accepts writes, unlike
+# the one named by not_leader, a synchronous standby, and every member
+# running on the leader's timeline.  Returns the leader and the synchronous
+# standby.
+sub wait_until_whole
+{
+	my ($cluster, %params) = @_;
+	my $deadline = time() + $timeout;
+	my $seen     = '';
+	while (time() < $deadline)
+	{
+		my $state = cluster_state($cluster);
+		if ($state)
+		{
+			my @m = @{ $state->{members} };
+			$seen = join ', ', map {
+				"$_->{name} $_->{role} $_->{state} tl "
+				  . ($_->{timeline} // '?')
+			} @m;
+			my ($leader) = grep { $_->{role} eq 'leader' } @m;
+			my ($sync)   = grep { $_->{role} eq 'sync_standby' } @m;
+			if (   @m == 3
+				&& $leader
+				&& $sync
+				&& (!defined $params{not_leader}
+					|| $leader->{name} ne $params{not_leader})
+				&& !grep {
+					$_->{state} !~ /^(running|streaming)$/
+					  || ($_->{timeline} // -1) !=
+					  ($leader->{timeline} // -2)
+				} @m)
+			{
+				my $leader_member = member_named($cluster, $leader->{name});
+				my $writable      = $leader_member->{node}->safe_psql(
+					'postgres',
+					'SELECT NOT pg_is_in_recovery()',
+					on_error_die => 0);
+				if (($writable // '') eq 't')
+				{
+					note "cluster $cluster->{scope}: $seen";
+					return ($leader_member,
+						member_named($cluster, $sync->{name}));
+				}
+			}
+		}
+		usleep(200_000);
+	}
+	die "cluster $cluster->{scope} did not become whole; last seen: $seen";
+}
+
+# patronictl, with the configuration of the cluster's first member
+sub patronictl
+{
+	my ($cluster, @args) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
+		[
+			$program{patronictl}, '-c',
+			$cluster->{members}[0]{config}, @args
+		],
+		'<', \undef, '>', \$out, '2>', \$err);
+	note "patronictl @args: $out$err";
+	return $ok;
+}
+
+# the process id in the member's postmaster.pid
+sub postmaster_pid
+{
+	my ($member) = @_;
+	my $pidfile = $member->{node}->data_dir . '/postmaster.pid';
+	open my $fh, '<', $pidfile or die "could not open $pidfile: $!";
+	my $pid = <$fh>;
+	close $fh;
+	chomp $pid;
+	return $pid;
+}
+
+# Wait until the setting has the value on every member (a reload by
+# Patroni after patronictl edit-config).
+sub wait_for_setting
+{
+	my ($cluster, $name, $value) = @_;
+	foreach my $member (@{ $cluster->{members} })
+	{
+		$member->{node}->poll_query_until('postgres',
+			"SELECT current_setting('$name') = '$value'")
+		  or die "$name is not $value on $member->{name}";
+	}
+	return;
+}
+
+#### clients
+
+# One client: inserts $rows IDs a transaction, each through a new
+# connection of the multi-host connection string, until the stop file
+# exists.  It logs each insert: "ok seq start end count min max" or "err
+# seq start end message", with the times on the monotonic clock.
+my $client_code = <<'EOF';
+use strict;
+use warnings;
+use IPC::Run;
+use Time::HiRes qw(clock_gettime usleep CLOCK_MONOTONIC);
+my ($client, $connstr, $rows, $stop_file, $out_file) = @ARGV;
+open my $out, '>>', $out_file or die "could not open $out_file: $!";
+$out->autoflush(1);
+my $seq = 0;
+until (-e $stop_file)
+{
+	$seq++;
+	my ($stdout, $stderr) = ('', '');
+	my $start = clock_gettime(CLOCK_MONOTONIC);
+	my $ok = IPC::Run::run(
+		[ 'psql', '-X', '-A', '-t', '-q', '-v', 'VERBOSITY=verbose',
+		  '-d', $connstr, '-c',
+		  "INSERT INTO ids (client, seq, id) SELECT $client, $seq, snowflake_next_id() "
+		  . "FROM generate_series(1, $rows) RETURNING id" ],
+		'<', \undef, '>', \$stdout, '2>', \$stderr);
+	my $end = clock_gettime(CLOCK_MONOTONIC);
+	my @ids = sort { $a <=> $b } $stdout =~ /^(\d+)$/mg;
+	if ($ok && @ids == $rows)
+	{
+		printf $out "ok %d %.6f %.6f %d %s %s\n", $seq, $start, $end,
+		  scalar(@ids), $ids[0], $ids[-1];
+	}
+	else
+	{
+		$stderr =~ s/\n+/ /g;
+		printf $out "err %d %.6f %.6f %s\n", $seq, $start, $end, $stderr;
+		usleep(50_000);
+	}
+}
+EOF
+
+sub start_clients
+{
+	my ($cluster) = @_;
+	my $dir = "$work/$cluster->{scope}";
+	mkdir $dir or die "could not create $dir: $!";
+	$cluster->{stop_file} = "$dir/stop";
+	foreach my $client (1 .. $clients)
+	{
+		push @{ $cluster->{client_logs} }, "$dir/client$client.log";
+		push @{ $cluster->{clients} },
+		  IPC::Run::start(
+			[
+				$^X, '-e', $client_code, $client, $cluster->{connstr},
+				$rows_per_insert, $cluster->{stop_file},
+				"$dir/client$client.log"
+			],
+			'<', '/dev/null', '>', "$dir/client$client.out", '2>&1');
+	}
+	return;
+}
+
+# the inserts the clients acknowledged so far
+sub acknowledged
+{
+	my ($cluster) = @_;
+	my $n = 0;
+	foreach my $log (@{ $cluster->{client_logs} })
+	{
+		next unless -e $log;
+		$n += () = slurp_file($log) =~ /^ok /mg;
+	}
+	return $n;
+}
+
+# Wait until the clients acknowledged $more inserts more.
+sub wait_for_inserts
+{
+	my ($cluster, $more) = @_;
+	my $target   = acknowledged($cluster) + $more;
+	my $deadline = time() + $timeout;
+	while (acknowledged($cluster) < $target)
+	{
+		die "the clients of $cluster->{scope} made no progress"
+		  if time() > $deadline;
+		usleep(100_000);
+	}
+	return;
+}
+
+sub stop_clients
+{
+	my ($cluster) = @_;
+	append_to_file($cluster->{stop_file}, '');
+	foreach my $harness (@{ $cluster->{clients} })
+	{
+		$harness->finish;
+	}
+	return;
+}
+
+#### checks
+
+# Check the IDs the clients inserted, on the leader.
+sub check_ids
+{
+	my ($cluster, $leader) = @_;
+	my $scope = $cluster->{scope};
+	my %ops;
+	my ($acked, $failed) = (0, 0);
+	foreach my $client (1 .. $clients)
+	{
+		foreach my $line (split /\n/,
+			slurp_file($cluster->{client_logs}[ $client - 1 ]))
+		{
+			my ($status, $seq, $start, $end, @rest) = split / /, $line;
+			$ops{"$client/$seq"} = {
+				start => $start,
+				end   => $end,
+				acked => $status eq 'ok',
+				($status eq 'ok')
+				? (count => $rest[0], min => $rest[1], max => $rest[2])
+				: (error => "@rest")
+			};
+			$status eq 'ok' ? $acked++ : $failed++;
+		}
+	}
+
+	is( $leader->{node}->safe_psql(
+			'postgres', 'SELECT count(*) - count(DISTINCT id) FROM ids'),
+		'0',
+		"$scope: no ID was issued twice");
+
+	# the inserts that committed, with their IDs
+	my @committed;
+	my ($lost, $committed_unacked, $unknown) = (0, 0, 0);
+	foreach my $row (
+		split /\n/,
+		$leader->{node}->safe_psql(
+			'postgres',
+			'SELECT client, seq, count(*), min(id), max(id) FROM ids GROUP BY 1, 2'
+		))
+	{
+		my ($client, $seq, $count, $min, $max) = split /\|/, $row;
+		my $op = $ops{"$client/$seq"};
+		unless ($op)
+		{
+			$unknown++;
+			next;
+		}
+		$op->{committed} = 1;
+		if ($op->{acked})
+		{
+			$lost++
+			  unless $count == $op->{count}
+			  && $min eq $op->{min}
+			  && $max eq $op->{max};
+		}
+		else
+		{
+			$committed_unacked++;
+		}
+		push @committed, { %$op, min => $min, max => $max };
+	}
+	$lost += grep { $_->{acked} && !$_->{committed} } values %ops;
+	is($unknown, 0, "$scope: every committed insert is in a client's log");
+	is($lost, 0,
+		"$scope: each of the $acked acknowledged inserts committed, with the IDs it returned"
+	);
+	note "$scope: $failed inserts failed during the role changes, "
+	  . "$committed_unacked of them committed nonetheless";
+
+	# Sweep the committed inserts in the order they began: every insert's
+	# IDs lie above those of every insert that ended before it began.
+	my @by_end = sort { $a->{end} <=> $b->{end} } @committed;
+	my ($i, $max_before, $decreases) = (0, undef, 0);
+	foreach my $op (sort { $a->{start} <=> $b->{start} } @committed)
+	{
+		while ($i < @by_end && $by_end[$i]{end} < $op->{start})
+		{
+			$max_before = $by_end[$i]{max}
+			  if !defined $max_before || $by_end[$i]{max} > $max_before;
+			$i++;
+		}
+		if (defined $max_before && $op->{min} <= $max_before)
+		{
+			diag "an insert began after IDs up to $max_before had "
+			  . "committed, and got $op->{min}"
+			  if $decreases++ < 5;
+		}
+	}
+	is($decreases, 0,
+		"$scope: every insert's IDs lie above those of every insert that committed before it began"
+	);
+	return;
+}
+
+# Stop Patroni (which stops its server), then etcd; a server whose Patroni
+# did not stop it is stopped with pg_ctl.
+END
+{
+	local $?;
+	$_->{harness}->signal('TERM') foreach @members;
+	foreach my $member (@members)
+	{
+		$member->{harness}->kill_kill(grace => 60);
+		my $data_dir = $member->{node}->data_dir;
+		system("$bindir/pg_ctl", '-D', $data_dir, '-m', 'immediate', 'stop')
+		  if -e "$data_dir/postmaster.pid";
+	}
+	$etcd->kill_kill(grace => 10) if $etcd;
+}
+
+# Create the table the clients insert into, on the leader.
+sub create_table
+{
+	my ($leader) = @_;
+	$leader->{node}->safe_psql(
+		'postgres', q{
+CREATE EXTENSION IF NOT EXISTS snowflake;
+CREATE TABLE ids (
+	client integer NOT NULL,
+	seq integer NOT NULL,
+	id bigint NOT NULL,
+	port integer NOT NULL DEFAULT inet_server_port());});
+	return;
+}
+
+# A switchover with patronictl, to the synchronous standby (the only
+# candidate Patroni accepts in synchronous mode); returns the new leader and
+# synchronous standby once the cluster is whole again.
+sub switchover
+{
+	my ($cluster, $leader, $sync) = @_;
+	ok( patronictl(
+			$cluster, 'switchover', '--leader', $leader->{name},
+			'--candidate', $sync->{name}, '--force'),
+		"$cluster->{scope}: patronictl switchover from $leader->{name} to $sync->{name}"
+	);
+	return wait_until_whole($cluster, not_leader => $leader->{name});
+}
+
+# kill -9 of the leader's postmaster: Patroni fails over at once
+# (primary_start_timeout: 0) to the synchronous standby.  Returns the new
+# leader and synchronous standby once the cluster is whole again (the old
+# leader back as a replica).
+sub kill_leader
+{
+	my ($cluster, $leader) = @_;
+	kill 'KILL', postmaster_pid($leader);
+	note "$cluster->{scope}: killed the postmaster of $leader->{name}";
+	return wait_until_whole($cluster, not_leader => $leader->{name});
+}
+
+#### the two clusters
+
+# Manual mode: the node ids in each member's postgresql.parameters; all
+# members of one HA group share one pair.
+my $manual = patroni_cluster(
+	'manual',
+	static => {
+		shared_preload_libraries  => 'snowflake',
+		'snowflake.datacenter_id' => '5',
+		'snowflake.worker_id'     => '11'
+	});
+
+# Registry mode: the members claim their worker id from the registry; the
+# static settings name it, the dynamic ones time the claim.
+my $takeover_ms = 5000;
+my $registry    = snowflake_registry('registry');
+my $reg         = patroni_cluster(
+	'registry',
+	static => {
+		shared_preload_libraries  => 'snowflake',
+		'snowflake.datacenter_id' => '5',
+		'snowflake.registry'      => registry_conninfo($registry)
+	},
+	dynamic => {
+		'snowflake.registry_check_in_interval' => '200ms',
+		'snowflake.registry_takeover_delay'    => "${takeover_ms}ms"
+	});
+
+# Both bootstrap at once.
+start_member($_) foreach @{ $manual->{members} }, @{ $reg->{members} };
+
+#### manual mode
+
+my ($leader, $sync) = wait_until_whole($manual);
+my %leaders = ($leader->{node}->port => 1);
+create_table($leader);
+
+# a dynamic setting, through patronictl edit-config, reaches every member
+ok( patronictl(
+		$manual, 'edit-config', '--force', '-q', '-p',
+		"snowflake.max_lead='2min'"),
+	'manual: patronictl edit-config sets snowflake.max_lead');
+wait_for_setting($manual, 'snowflake.max_lead', '2min');
+pass('manual: snowflake.max_lead is 2min on every member');
+
+start_clients($manual);
+wait_for_inserts($manual, 10);
+
+# A switchover to the synchronous standby, whose clock is 60 s behind: it
+# resumes above the mark it replayed, ahead of its clock (max_lead covers
+# the difference).
+my $behind = defined $SnowflakeTest::libfaketime;
+if ($behind)
+{
+	set_clock($sync->{node}, -60);
+	check_clock_offset($sync->{node}, -60,
+		"manual: the clock of $sync->{name}, the synchronous standby, is 60 s behind"
+	);
+}
+else
+{
+	note 'libfaketime is not installed: the switchover goes to a member '
+	  . 'on the real clock';
+}
+($leader, $sync) = switchover($manual, $leader, $sync);
+$leaders{ $leader->{node}->port } = 1;
+wait_for_inserts($manual, 10);
+if ($behind)
+{
+	is( $leader->{node}->safe_psql(
+			'postgres', 'SELECT ids_ahead_of_clock > 0 FROM snowflake_status'),
+		't',
+		'manual: the new leader, its clock behind, issued IDs ahead of it');
+	set_clock($leader->{node}, 0);
+}
+
+($leader, $sync) = kill_leader($manual, $leader);
+$leaders{ $leader->{node}->port } = 1;
+wait_for_inserts($manual, 10);
+stop_clients($manual);
+
+check_ids($manual, $leader);
+is( $leader->{node}->safe_psql(
+		'postgres',
+		q{SELECT string_agg(DISTINCT port::text, ' ' ORDER BY port::text) FROM ids}
+	),
+	join(' ', sort keys %leaders),
+	'manual: each leader in turn issued IDs');
+
+#### registry mode
+
+($leader, $sync) = wait_until_whole($reg);
+create_table($leader);
+my ($pair) = wait_for_pair($leader->{node});
+ok(defined $pair, "registry: the leader claims $pair");
+
+start_clients($reg);
+wait_for_inserts($reg, 10);
+
+# A switchover: the old leader marks the claim idle at its clean shutdown,
+# and the new one takes it at once.
+($leader, $sync) = switchover($reg, $leader, $sync);
+wait_for_inserts($reg, 10);
+ok( $leader->{node}->log_contains(
+		'claimed snowflake worker id \d+ of datacenter 5 from the registry'),
+	"registry: $leader->{name} claimed the worker id after the switchover");
+ok( !$leader->{node}->log_contains(
+		'the snowflake registry refused this server\'s claim'),
+	'without waiting for the takeover delay');
+
+# A failover: the killed leader's claim passes after the takeover delay,
+# and meanwhile the new leader refuses, saying so.
+my $killed = $leader;
+($leader, $sync) = kill_leader($reg, $leader);
+wait_for_inserts($reg, 10);
+stop_clients($reg);
+my ($refusal) = grep { /the registry refused this server's claim/ }
+  map { split /\n/, slurp_file($_) } @{ $reg->{client_logs} };
+like(
+	$refusal // '',
+	qr/DETAIL:  Worker id \d+ of datacenter 5 is held by the server at [^:]*:${\ $killed->{node}->port } .* since .* UTC, and last checked in at .* UTC, \d+ ms ago\. Unless it checks in again, the claim passes to this server in about \d+ ms\. HINT:  This is expected after a failover or a crash restart: the claim of the previous start of this server passes once that start has not checked in for its takeover delay \($takeover_ms ms\), and generation resumes then\./,
+	'registry: until then the new leader refuses, and says that this is expected after a failover, when the old leader last checked in and when generation resumes'
+);
+ok( $leader->{node}->log_contains(
+		'the snowflake registry refused this server\'s claim'),
+	'registry: the new leader\'s log says so too');
+
+check_ids($reg, $leader);
+is( $leader->{node}->safe_psql(
+		'postgres', q{
+SELECT string_agg(DISTINCT p.datacenter_id || '|' || p.worker_id, ' ')
+FROM ids, snowflake_parse(id) p}),
+	$pair,
+	"registry: every member generated with the one claim, $pair");
+is( $registry->safe_psql(
+		'postgres', 'SELECT count(*) FROM snowflake_registry_status'),
+	'1',
+	'registry: the registry holds one claim for the three members');
+
+done_testing();
