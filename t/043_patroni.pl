@@ -64,7 +64,9 @@ die "no initdb in \"$bindir\", the bindir of pg_config"
 my $http    = HTTP::Tiny->new(timeout => 5);
 my $timeout = $PostgreSQL::Test::Utils::timeout_default;
 
-# Everything this test starts, for END to stop: Patroni members, etcd.
+# Everything this test starts, for END to stop: clients (by cluster),
+# Patroni members, etcd.
+my @client_clusters;
 my @members;
 my $etcd;
 
@@ -425,6 +427,7 @@ sub start_clients
 	my $dir = "$work/$cluster->{scope}";
 	mkdir $dir or die "could not create $dir: $!";
 	$cluster->{stop_file} = "$dir/stop";
+	push @client_clusters, $cluster;
 	foreach my $client (1 .. $clients)
 	{
 		push @{ $cluster->{client_logs} }, "$dir/client$client.log";
@@ -476,6 +479,7 @@ sub stop_clients
 	{
 		$harness->finish;
 	}
+	$cluster->{clients_stopped} = 1;
 	return;
 }
 
@@ -575,11 +579,17 @@ sub check_ids
 	return;
 }
 
-# Stop Patroni (which stops its server), then etcd; a server whose Patroni
-# did not stop it is stopped with pg_ctl.
+# Stop the clients of a test that died before it stopped them, Patroni
+# (which stops its server), then etcd; a server whose Patroni did not stop
+# it is stopped with pg_ctl.
 END
 {
 	local $?;
+	foreach my $cluster (grep { !$_->{clients_stopped} } @client_clusters)
+	{
+		append_to_file($cluster->{stop_file}, '');
+		$_->kill_kill(grace => 5) foreach @{ $cluster->{clients} };
+	}
 	$_->{harness}->signal('TERM') foreach @members;
 	foreach my $member (@members)
 	{
