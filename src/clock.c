@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * clock.c
- *		Reading the clock, and a monotonic clock to measure how far it moved.
+ *		Reading the clock, a cheaper coarse reading of it where a bound will
+ *		do, and a monotonic clock to measure how far it moved.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -31,6 +32,30 @@ snowflake_clock_ms(int *us_into_ms)
 	unix_us = GetCurrentTimestamp() + SNOWFLAKE_UNIX_TO_PG_MS * 1000;
 	*us_into_ms = (int) (unix_us % 1000);
 	return unix_us / 1000 - snowflake_epoch_unix_ms;
+}
+
+/*
+ * How far the clock may be past the coarse clock, in whole milliseconds, or
+ * -1 where there is no coarse clock (see snowflake_coarse_clock_ms).
+ */
+int64		snowflake_coarse_lag_ms = -1;
+
+/*
+ * Find the coarse clock's lag, once, at module load.  The resolution
+ * clock_getres() reports for Linux's CLOCK_REALTIME_COARSE is the time
+ * between timer ticks, at which the kernel stores the clock it reads; it
+ * does so too when a processor leaves idle and when the clock is set.
+ * Rounded up, and one more for the tick's own delay.
+ */
+void
+snowflake_clock_init(void)
+{
+#ifdef CLOCK_REALTIME_COARSE
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_REALTIME_COARSE, &ts) == 0 && ts.tv_sec == 0)
+		snowflake_coarse_lag_ms = (ts.tv_nsec + 999999) / 1000000 + 1;
+#endif
 }
 
 /*

@@ -93,7 +93,7 @@ snowflake_last_id(PG_FUNCTION_ARGS)
 
 /*
  * snowflake_next_ids(n integer) returns setof bigint: n new IDs in
- * increasing order, claimed with one compare-and-swap when the first row is
+ * increasing order, claimed with one atomic operation when the first row is
  * asked for.  The session's last ID is then the block's last.
  */
 Datum
@@ -177,6 +177,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	int64		now_ms;
 	int			us_into_ms;
 	uint64		ids_issued = 0;
+	uint64		leads_taken = 0;
 	int			i = 0;
 
 	snowflake_require_shared_state("show its status");
@@ -189,7 +190,10 @@ snowflake_status(PG_FUNCTION_ARGS)
 	mark_ms = (int64) pg_atomic_read_u64(&state->durable_mark);
 	now_ms = snowflake_clock_ms(&us_into_ms);
 	for (int slot = 0; slot < MaxBackends; slot++)
-		ids_issued += pg_atomic_read_u64(&state->ids_issued[slot].count);
+	{
+		ids_issued += pg_atomic_read_u64(&state->backend_counts[slot].n.ids);
+		leads_taken += pg_atomic_read_u64(&state->backend_counts[slot].n.leads);
+	}
 	memset(nulls, false, sizeof(nulls));
 
 	values[i++] = Int32GetDatum(snowflake_datacenter_id);
@@ -205,7 +209,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = TimestampTzGetDatum(epoch + last_ms * 1000);
 	values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
 	values[i++] = Int64GetDatum((int64) ids_issued);
-	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->leads_taken));
+	values[i++] = Int64GetDatum((int64) leads_taken);
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->sequence_waits));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_behind_waits));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->clock_errors));

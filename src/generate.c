@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * generate.c
- *		Generating: claiming ticks with one compare-and-swap, the waits for
- *		the clock, and the refusals, logged once an episode.
+ *		Generating: claiming ticks with one atomic addition, or one
+ *		compare-and-swap up to the clock, the waits for the clock, and the
+ *		refusals, logged once an episode.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -10,6 +11,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
@@ -52,9 +54,13 @@ pg_noreturn static void snowflake_report_clock_jump(int64 jump_ms);
 
 emit_log_hook_type prev_emit_log_hook = NULL;
 
+/* Has this backend seen that recovery is over? */
+static bool recovery_seen_over = false;
+
 /*
  * Everything that must hold before this backend may generate an ID, in
- * function (named in the read-only refusal).
+ * function (named in the read-only refusal).  Every generating call runs
+ * it, so the common case costs a few loads.
  */
 void
 snowflake_require_can_generate(const char *function)
@@ -66,20 +72,24 @@ snowflake_require_can_generate(const char *function)
 				 errmsg("cannot generate snowflake IDs in binary upgrade mode"),
 				 errdetail("pg_upgrade runs the server in this mode to restore its schema; IDs are generated once the upgraded server runs normally.")));
 
-	snowflake_require_shared_state("generate IDs");
+	if (unlikely(snowflake_state == NULL))
+		snowflake_require_shared_state("generate IDs");
 
-	if (RecoveryInProgress())
+	/* once out of recovery, a backend never goes back into it */
+	if (unlikely(!recovery_seen_over) && RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot generate snowflake IDs during recovery"),
 				 errdetail("A standby carries its primary's datacenter and worker ids, so IDs generated here could collide with the primary's."),
 				 errhint("Generate IDs on the primary.")));
+	recovery_seen_over = true;
 
 	/*
 	 * As nextval() does: a server fenced by making its transactions read-only
 	 * must not hand out IDs either.
 	 */
-	PreventCommandIfReadOnly(function);
+	if (XactReadOnly)
+		PreventCommandIfReadOnly(function);
 
 	if (!snowflake_is_enabled())
 		snowflake_report_disabled();
@@ -240,15 +250,17 @@ snowflake_end_refusal_episode(void)
 }
 
 /*
- * The next ID lies beyond max_lead of the clock, and last is what stands in
- * the way.  Wait a little for the clock, or error out once
- * snowflake.max_clock_wait is used up: for the next millisecond when this
- * one's sequence is used up, for a clock that is behind the newest ID, or,
- * after a restart, for the clock to reach the durable mark.
+ * The claim's last millisecond, end_ms, lies beyond max_lead of the clock,
+ * and last, the newest tick, is what stands in the way.  Wait a little for
+ * the clock, or error out once snowflake.max_clock_wait is used up: for the
+ * clock to reach end_ms less max_lead when the generator is within its lead
+ * (this millisecond's sequence is used up, or a block reaches into a later
+ * one), for a clock that is behind the newest ID, or, after a restart, for
+ * the clock to reach the durable mark.
  */
 static void
-snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
-						 instr_time *wait_start, bool *counted)
+snowflake_wait_for_clock(uint64 last, int64 end_ms, int64 now_ms,
+						 int us_into_ms, instr_time *wait_start, bool *counted)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	int64		last_ms = (int64) (last >> snowflake_layout.sequence_bits);
@@ -258,13 +270,28 @@ snowflake_wait_for_clock(uint64 last, int64 now_ms, int us_into_ms,
 	bool		resuming;
 	bool		above_registry_floor;
 
-	if (last_ms <= now_ms + snowflake_max_lead_ms)
+	/*
+	 * Within the lead, or past it by the ticks that racing additions burnt
+	 * (one each, see snowflake_claim_one_ahead): no more than a millisecond.
+	 */
+	if (last_ms <= now_ms + snowflake_max_lead_ms + 1)
 	{
-		/* this millisecond's sequence is used up: wait for the next */
+		int64		ahead_ms = end_ms - snowflake_max_lead_ms - now_ms;
+
 		if (!*counted)
 			pg_atomic_fetch_add_u64(&state->sequence_waits, 1);
 		*counted = true;
-		pg_usleep(1000 - us_into_ms);
+		/* to the microsecond for the next millisecond, else near it */
+		if (ahead_ms <= 1)
+			pg_usleep(1000 - us_into_ms);
+		else
+		{
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 (long) (ahead_ms - 1),
+							 snowflake_wait_event(SNOWFLAKE_WAIT_CLOCK));
+			ResetLatch(MyLatch);
+		}
 		return;
 	}
 
@@ -331,20 +358,30 @@ snowflake_advance_mark_here(int64 needed_ms)
 
 /*
  * Refresh the mark early, so that nobody has to wait for it: wake the mark
- * writer, or, while it is not running, try to write it here.
+ * writer, or, while it is not running, try to write it here.  A backend
+ * wakes the writer once for each mark: the latch stays set until the writer
+ * wakes, and the writer then writes the next mark, so setting it again on
+ * every call would only cost a memory barrier each time.
  */
 static void
 snowflake_refresh_mark_early(int64 next_ms)
 {
+	static uint64 woke_writer_for_mark = 0;
 	SnowflakeSharedState *state = snowflake_state;
+	uint64		mark = pg_atomic_read_u64(&state->durable_mark);
 	Latch	   *writer_latch;
 
-	if ((uint64) (next_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) <
-		pg_atomic_read_u64(&state->durable_mark))
+	if ((uint64) (next_ms + SNOWFLAKE_MARK_STRIDE_MS / 2) < mark)
 		return;
 	writer_latch = state->mark_writer_latch;
 	if (writer_latch != NULL)
-		SetLatch(writer_latch);
+	{
+		if (mark != woke_writer_for_mark)
+		{
+			woke_writer_for_mark = mark;
+			SetLatch(writer_latch);
+		}
+	}
 	else if (snowflake_try_advance_mark(next_ms, SNOWFLAKE_MARK_STRIDE_MS / 2) ==
 			 SNOWFLAKE_ADVANCE_RAISED)
 		pg_atomic_fetch_add_u64(&state->backend_marks, 1);
@@ -384,39 +421,112 @@ snowflake_require_time_left(const SnowflakeLayout *layout, int64 tick_ms)
 }
 
 /*
- * Count the ticks first to last, just issued, in this backend's slot of
- * ids_issued (a plain store: no other process writes it), and those ahead
- * of the clock in leads_taken.
+ * Count the ticks first to last, just issued, and those of them ahead of the
+ * clock, in this backend's slot (plain stores: no other process writes it).
  */
 static void
 snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 					uint64 last, int64 now_ms)
 {
-	SnowflakeSharedState *state = snowflake_state;
+	SnowflakeBackendCounts *slot;
 	uint64		first_ahead = (uint64) (now_ms + 1) << layout->sequence_bits;
 
-	if (MyProc != NULL && snowflake_proc_number(MyProc) < MaxBackends)
-	{
-		pg_atomic_uint64 *slot =
-			&state->ids_issued[snowflake_proc_number(MyProc)].count;
-
-		pg_atomic_write_u64(slot, pg_atomic_read_u64(slot) + (last - first + 1));
-	}
+	if (MyProc == NULL || snowflake_proc_number(MyProc) >= MaxBackends)
+		return;
+	slot = &snowflake_state->backend_counts[snowflake_proc_number(MyProc)];
+	pg_atomic_write_u64(&slot->n.ids,
+						pg_atomic_read_u64(&slot->n.ids) + (last - first + 1));
 	if (last >= first_ahead)
-		pg_atomic_fetch_add_u64(&state->leads_taken,
-								last - Max(first, first_ahead) + 1);
+		pg_atomic_write_u64(&slot->n.leads,
+							pg_atomic_read_u64(&slot->n.leads) +
+							(last - Max(first, first_ahead) + 1));
 }
 
 /*
- * Claim n consecutive ticks with one compare-and-swap and return the first:
- * the heart of the generator (see the file header).
+ * Did this backend's last claim find the generator far enough ahead of the
+ * clock for the coarse clock to do?  Then the next claim tries it first.
+ */
+static bool snowflake_claim_in_lead = false;
+
+/*
+ * Claim the tick above the newest with one atomic addition, on the coarse
+ * clock, and return it in *tick, when the generator is far enough ahead of
+ * the coarse clock that the clock cannot have reached the tick, and not so
+ * far that the tick lies beyond max_lead of it (the coarse clock is never
+ * ahead of the clock) or at the durable mark.  Otherwise the tick, if one
+ * was added, is burnt, never issued, and this returns false, for a claim
+ * that reads the newest tick and the clock first.  The coarse clock and the
+ * mark are read before the addition: the clock then was no later than the
+ * clock at the addition, and the mark only grows.
+ */
+static bool
+snowflake_claim_one_ahead(const SnowflakeLayout *layout, uint64 *tick,
+						  int64 *now_ms)
+{
+	uint64		mark = pg_atomic_read_u64(&snowflake_state->durable_mark);
+	int64		coarse_ms;
+	int64		tick_ms;
+
+	if (!snowflake_coarse_clock_ms(&coarse_ms) || coarse_ms < 0)
+		return false;
+	*tick = pg_atomic_fetch_add_u64(&snowflake_state->last_tick, 1) + 1;
+	tick_ms = (int64) (*tick >> layout->sequence_bits);
+	if (tick_ms >= coarse_ms + snowflake_coarse_lag_ms &&
+		tick_ms <= coarse_ms + snowflake_max_lead_ms &&
+		(uint64) tick_ms < mark && tick_ms <= layout->max_ms)
+	{
+		*now_ms = coarse_ms;
+		return true;
+	}
+	snowflake_claim_in_lead = false;
+	return false;
+}
+
+/*
+ * The clock for a claim of the n ticks above last, in *now_ms: the coarse
+ * clock, when the claim is far enough ahead of it that the clock cannot have
+ * passed the claim's first millisecond (so the ticks above last are the
+ * claim's, as the exact clock would make them) and the claim lies within
+ * max_lead of it (the coarse clock is never ahead, so neither is the claim
+ * of the exact one).  Otherwise the exact clock, with *us_into_ms.  Returns
+ * whether the reading is exact.
+ */
+static bool
+snowflake_claim_clock(const SnowflakeLayout *layout, uint64 last, int64 n,
+					  int64 *now_ms, int *us_into_ms)
+{
+	int64		coarse_ms;
+
+	if (snowflake_claim_in_lead &&
+		snowflake_coarse_clock_ms(&coarse_ms) && coarse_ms >= 0 &&
+		(int64) ((last + 1) >> layout->sequence_bits) >=
+		coarse_ms + snowflake_coarse_lag_ms &&
+		(int64) ((last + (uint64) n) >> layout->sequence_bits) <=
+		coarse_ms + snowflake_max_lead_ms)
+	{
+		*now_ms = coarse_ms;
+		return false;
+	}
+	snowflake_claim_in_lead = false;
+	*now_ms = snowflake_clock_for_ids(us_into_ms);
+	return true;
+}
+
+/*
+ * Claim n consecutive ticks and return the first: the heart of the generator
+ * (see the file header).
  *
- * Returns with the block's last tick installed in shared memory, so that
- * every tick of the block is strictly above every tick issued before, and
- * the whole block lies within max_lead of the clock and below the durable
- * mark.  A block that does not fit yet waits as a single tick does: for the
- * next millisecond, or for a clock that is behind, within max_clock_wait.
- * The caller makes sure that n ticks can fit within max_lead at all.
+ * Returns with every tick of the block strictly above every tick issued
+ * before, the whole block within max_lead of the clock and below the durable
+ * mark, and its first tick not before the clock at the start of the call.
+ * One ID well inside the lead takes one atomic addition, which a claim
+ * that got in first only moves up; a block, a generator that moves up to
+ * the clock, and an ID at the edge of the lead take one compare-and-swap,
+ * which a claim that got in first makes fail and retry.  A block that does
+ * not fit yet waits as a single tick does: for the clock to
+ * reach its last millisecond, or for a clock that is behind, within
+ * max_clock_wait.  The caller makes sure that n ticks can fit within
+ * max_lead at all.
  *
  * *worker_id is set to the worker id the ticks are issued under: the
  * registry's claim that the gate let through, or snowflake.worker_id.
@@ -428,37 +538,61 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 	uint64		last;
 	uint64		first;
 	uint64		end;
+	uint64		mark;
 	int64		now_ms;
 	int64		end_ms;
-	int			us_into_ms;
+	int64		call_ms = -1;
+	int			us_into_ms = 0;
+	bool		exact;
 	bool		counted_wait = false;
 	instr_time	wait_start;
 	uint64		gate;
 
 	Assert(n >= 1);
 	INSTR_TIME_SET_ZERO(wait_start);
-	last = pg_atomic_read_u64(&state->last_tick);
 	for (;;)
 	{
 		/* again after every wait: the claim may have been lost meanwhile */
 		*worker_id = snowflake_worker_id;
-		gate = snowflake_registry_gate(snowflake_max_clock_wait, worker_id);
-		now_ms = snowflake_clock_for_ids(&us_into_ms);
-		first = Max(last + 1, (uint64) now_ms << layout->sequence_bits);
+		gate = 0;
+		if (snowflake_registry_enabled())
+			gate = snowflake_registry_gate(snowflake_max_clock_wait, worker_id);
+
+		/* one ID well ahead of the clock: one addition, nothing read first */
+		if (n == 1 && snowflake_claim_in_lead &&
+			snowflake_claim_one_ahead(layout, &first, &now_ms))
+		{
+			end = first;
+			end_ms = (int64) (end >> layout->sequence_bits);
+			exact = false;
+			break;
+		}
+
+		last = pg_atomic_read_u64(&state->last_tick);
+		exact = snowflake_claim_clock(layout, last, n, &now_ms, &us_into_ms);
+		if (call_ms < 0)
+			call_ms = now_ms;
+
+		/*
+		 * Not before the clock at the start of the call: a block that waited
+		 * for its last millisecond keeps the ticks below it.
+		 */
+		first = Max(last + 1, (uint64) call_ms << layout->sequence_bits);
 		end = first + (uint64) (n - 1);
 		end_ms = (int64) (end >> layout->sequence_bits);
 		snowflake_require_time_left(layout, end_ms);
 
 		if (end_ms > now_ms + snowflake_max_lead_ms)
 		{
-			snowflake_wait_for_clock(last, now_ms, us_into_ms, &wait_start,
-									 &counted_wait);
+			Assert(exact);
+			snowflake_wait_for_clock(last, end_ms, now_ms, us_into_ms,
+									 &wait_start, &counted_wait);
 			CHECK_FOR_INTERRUPTS();
-			last = pg_atomic_read_u64(&state->last_tick);
 			continue;
 		}
 
-		if ((uint64) end_ms >= pg_atomic_read_u64(&state->durable_mark))
+		mark = pg_atomic_read_u64(&state->durable_mark);
+		if ((uint64) end_ms >= mark)
 		{
 			Latch	   *writer_latch = state->mark_writer_latch;
 
@@ -470,26 +604,51 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 			snowflake_advance_mark_here(end_ms);
 			if (writer_latch != NULL)
 				SetLatch(writer_latch);
-			last = pg_atomic_read_u64(&state->last_tick);
 			continue;
 		}
 
+		/*
+		 * One ID at least a millisecond inside the lead: add.  Claims that
+		 * got in first push it up; it is this call's if it still fits, and is
+		 * otherwise burnt, never issued.
+		 */
+		if (n == 1 && first == last + 1 &&
+			end_ms < now_ms + snowflake_max_lead_ms)
+		{
+			last = pg_atomic_fetch_add_u64(&state->last_tick, 1);
+			first = end = last + 1;
+			end_ms = (int64) (end >> layout->sequence_bits);
+			if (end_ms <= now_ms + snowflake_max_lead_ms &&
+				(uint64) end_ms < mark && end_ms <= layout->max_ms)
+				break;
+			continue;
+		}
+
+		/*
+		 * Otherwise install the end: a block, a generator moved up to the
+		 * clock, or an ID at the edge of the lead, which an addition could
+		 * push past it.
+		 */
 		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, end))
 			break;
 	}
 
 	/*
-	 * A registry claim lost between the gate and the compare-and-swap, or a
-	 * block past the time promised to the registry, fails the call: the ticks
-	 * just claimed are burnt, never issued.
+	 * A registry claim lost between the gate and the claim, or a block past
+	 * the time promised to the registry, fails the call: the ticks just
+	 * claimed are burnt, never issued.
 	 */
-	snowflake_registry_recheck(gate, end_ms);
+	if (snowflake_registry_enabled())
+		snowflake_registry_recheck(gate, end_ms);
 
-	/* the header's invariants: the tick only grows, the mark only grows */
-	Assert(first > last);
+	/* the header's invariants */
 	Assert(end_ms <= now_ms + snowflake_max_lead_ms);
 	Assert((uint64) end_ms < pg_atomic_read_u64(&state->durable_mark));
 
+	if (exact)
+		snowflake_claim_in_lead = snowflake_coarse_lag_ms >= 0 &&
+			(int64) (first >> layout->sequence_bits) >=
+			now_ms + snowflake_coarse_lag_ms;
 	snowflake_count_ids(layout, first, end, now_ms);
 	snowflake_end_refusal_episode();
 	snowflake_refresh_mark_early(end_ms);

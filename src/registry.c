@@ -31,7 +31,7 @@
  * With snowflake.registry_require_check_in the holder keeps its side of the
  * rule itself: no ID once the takeover delay has passed since its last
  * successful check-in was sent, and none later than the time that check-in
- * promised.  The gate checks both again after the compare-and-swap that
+ * promised.  The gate checks both again after the atomic operation that
  * claims the ticks (snowflake_registry_recheck), so a call that waited
  * while the claim was lost fails.  A server that learns at a check-in that
  * its claim moved or was released stops generating for good, and tells the
@@ -265,13 +265,6 @@ snowflake_registry_start(bool worker_id_set, int datacenter_id,
 
 }
 
-/* Does this server claim its worker id from a registry? */
-bool
-snowflake_registry_enabled(void)
-{
-	return registry_conninfo != NULL && registry_conninfo[0] != '\0';
-}
-
 /*---- shared memory ----*/
 
 static void
@@ -434,8 +427,9 @@ snowflake_registry_gate(int max_wait_ms, int *worker_id)
  * Fail a call whose ticks, up to end_ms, were claimed after the claim
  * changed or stopped being usable since the gate, or lie past the time this
  * server promised the registry (see registry.h).  Those ticks are never
- * issued.  The compare-and-swap that claimed them is a full barrier, so
- * what is read here is at least as new as the claim's state at that moment.
+ * issued.  The atomic operation that claimed them (an addition or a
+ * compare-and-swap) is a full barrier, so what is read here is at least as
+ * new as the claim's state at that moment.
  */
 void
 snowflake_registry_recheck(uint64 gate, int64 end_ms)

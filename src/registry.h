@@ -59,9 +59,6 @@ extern bool snowflake_registry_check_conninfo(const char *value,
 extern void snowflake_registry_start(bool worker_id_set, int datacenter_id,
 									 int max_worker_id);
 
-/* Does this server claim its worker id from a registry? */
-extern bool snowflake_registry_enabled(void);
-
 /*
  * In registry mode, return once this server holds a claim it may generate
  * with, waiting at most max_wait_ms for the first claim, and set *worker_id
@@ -178,6 +175,16 @@ extern int	registry_check_in_interval;
 extern int	registry_takeover_delay;
 extern int	registry_reclaim_lease;
 extern bool registry_require_check_in;
+
+/*
+ * Does this server claim its worker id from a registry?  Inline: every
+ * generating call asks.
+ */
+static inline bool
+snowflake_registry_enabled(void)
+{
+	return registry_conninfo != NULL && registry_conninfo[0] != '\0';
+}
 
 /* the server's datacenter id and largest worker id, set at start */
 extern int	registry_datacenter_id;

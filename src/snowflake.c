@@ -22,17 +22,21 @@
  * shared memory, the "tick" of the last ID issued: (ms << sequence bits) |
  * sequence.  The tick is the ID without the node bits, so ticks order IDs
  * exactly as the IDs themselves order, and tick + 1 carries from a used-up
- * sequence into the next millisecond.  A backend reads the word, computes
- * max(last + 1, now << sequence bits) and installs it with one
- * compare-and-swap.  Whoever wins owns that tick; whoever loses retries with
- * the value it was handed.  No lock is held while generating, so nothing can
- * wait on a backend that has been descheduled, and two backends can never
- * own the same tick.  Since every issued tick was installed into the word,
- * the word is always the largest tick ever issued, so every ID is greater
- * than all IDs issued before it, by any backend.  A block of n IDs
- * (snowflake_next_ids) is claimed the same way, with one compare-and-swap
- * that installs the block's last tick.  Like nextval(), generating is
- * refused in a read-only transaction and during recovery.
+ * sequence into the next millisecond.  A backend reads the word and the
+ * clock.  Well ahead of the clock it adds 1 to the word, and the value it
+ * gets back names its tick, whoever else added first; a tick that no longer
+ * fits (past the lead or the mark, below) is burnt, never issued.
+ * Otherwise it installs max(last + 1, now << sequence bits) with one
+ * compare-and-swap, and whoever loses retries.  Either way the word only
+ * grows and every tick is handed to one backend only.  No lock is held
+ * while generating, so nothing can wait on a backend that has been
+ * descheduled, and two backends can never own the same tick.  Since every
+ * issued tick was installed into the word, the word is always at least the
+ * largest tick ever issued, so every ID is greater than all IDs issued
+ * before it, by any backend.  A block of n IDs (snowflake_next_ids) is
+ * claimed with one compare-and-swap that installs the block's last tick.
+ * Like nextval(), generating is refused in a read-only transaction and
+ * during recovery.
  *
  * The generator may run ahead of the wall clock by at most snowflake.max_lead
  * milliseconds (0 by default); beyond that it waits, for the next
@@ -40,7 +44,11 @@
  * has stepped back for at most snowflake.max_clock_wait, and then errors.  A
  * clock that jumps forward further than the monotonic clock moved, by more
  * than snowflake.max_clock_jump, is refused before any ID carries its time,
- * so that one bad reading cannot use up the ID space.
+ * so that one bad reading cannot use up the ID space.  An ID carries a time
+ * no earlier than the clock at the start of its call.  While the generator
+ * is far enough ahead of the clock, the kernel's coarse clock, which is
+ * cheaper to read and never ahead of the clock, shows that this holds and
+ * that the lead is within max_lead, without reading the clock itself.
  *
  * Shared memory is empty after a restart, so the generator also keeps a
  * durable high-water mark: a millisecond that no issued ID has reached.  The
@@ -234,6 +242,7 @@ _PG_init(void)
 			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
 	}
 	snowflake_set_layout();
+	snowflake_clock_init();
 	for (size_t i = 0; i < SNOWFLAKE_NUM_SETTINGS; i++)
 	{
 		if (snowflake_settings[i].kind != SNOWFLAKE_SETTING_WIDTH)
@@ -350,13 +359,15 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->clock_behind_waits, 0);
 		pg_atomic_init_u64(&state->clock_errors, 0);
 		pg_atomic_init_u64(&state->max_step_back_ms, 0);
-		pg_atomic_init_u64(&state->leads_taken, 0);
 		pg_atomic_init_u64(&state->writer_marks, 0);
 		pg_atomic_init_u64(&state->backend_marks, 0);
 		pg_atomic_init_u64(&state->write_duration_us, 0);
 		pg_atomic_init_u64(&state->max_write_duration_us, 0);
 		for (int i = 0; i < MaxBackends; i++)
-			pg_atomic_init_u64(&state->ids_issued[i].count, 0);
+		{
+			pg_atomic_init_u64(&state->backend_counts[i].n.ids, 0);
+			pg_atomic_init_u64(&state->backend_counts[i].n.leads, 0);
+		}
 		pg_atomic_init_u32(&state->refusal_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);
 		pg_atomic_init_u32(&state->redo_write_failed, 0);

@@ -19,12 +19,12 @@
 
 SnowflakeSharedState *snowflake_state = NULL;
 
-/* The shared state with one ID counter for each backend. */
+/* The shared state with one slot of counts for each backend. */
 Size
 snowflake_shmem_size(void)
 {
-	return add_size(offsetof(SnowflakeSharedState, ids_issued),
-					mul_size(MaxBackends, sizeof(SnowflakeIdCounter)));
+	return add_size(offsetof(SnowflakeSharedState, backend_counts),
+					mul_size(MaxBackends, sizeof(SnowflakeBackendCounts)));
 }
 
 /*

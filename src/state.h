@@ -17,17 +17,22 @@
 #include "storage/lwlock.h"
 
 /*
- * The count of IDs a backend issued, in a slot that only the backend with
- * that PGPROC number writes, each on its own cache line: counting costs a
- * plain load and store on a line no other process writes, rather than an
- * atomic increment of a line that every generating backend fights over.
- * A backend that takes over a slot goes on counting from its value.
+ * The IDs a backend issued, and how many of them ahead of the clock, in a
+ * slot that only the backend with that PGPROC number writes, each on its own
+ * cache line: counting costs a plain load and store on a line no other
+ * process writes, rather than an atomic increment of a line that every
+ * generating backend fights over.  A backend that takes over a slot goes on
+ * counting from its values.
  */
-typedef union SnowflakeIdCounter
+typedef union SnowflakeBackendCounts
 {
-	pg_atomic_uint64 count;
+	struct
+	{
+		pg_atomic_uint64 ids;	/* IDs issued */
+		pg_atomic_uint64 leads; /* ... of them ahead of the clock */
+	}			n;
 	char		pad[PG_CACHE_LINE_SIZE];
-} SnowflakeIdCounter;
+} SnowflakeBackendCounts;
 
 /*
  * Everything all backends share.  last_tick and durable_mark are read and
@@ -50,16 +55,40 @@ typedef union SnowflakeIdCounter
  */
 typedef struct SnowflakeSharedState
 {
+	/*
+	 * Every ID writes last_tick: it has a cache line of its own, so that
+	 * writing it does not take from the other backends the lines that they
+	 * only read on each call, below.
+	 */
 	pg_atomic_uint64 last_tick; /* largest tick issued, or the floor - 1 */
-	pg_atomic_uint64 floor_tick;	/* last_tick as the mark set it at start
-									 * or in redo */
+
+	/*
+	 * Read on each call and written rarely.  durable_mark: no ID reaches this
+	 * ms until a larger mark is durable.
+	 */
+	pg_atomic_uint64 durable_mark pg_attribute_aligned(PG_CACHE_LINE_SIZE);
+	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
+	pg_atomic_uint32 enabled;	/* snowflake.enabled, as the postmaster last
+								 * read it */
+	pg_atomic_uint32 refusal_logged;	/* current refusal episode logged */
+	bool		mark_invalid;	/* generation is refused for good ... */
+	bool		mark_restored;	/* ... the true mark was written back */
+	bool		layout_changed; /* ... the epoch or layout changed */
+	bool		upgrade_pending;	/* ... pg_upgrade made this cluster, and
+									 * the old mark is not here yet */
+	char		layout_hint[256];	/* what to do about these */
+	char		mark_invalid_reason[512];
+
+	/*
+	 * The rest, written by marks and waits.  floor_tick: last_tick as the
+	 * mark set it at start or in redo.
+	 */
+	pg_atomic_uint64 floor_tick pg_attribute_aligned(PG_CACHE_LINE_SIZE);
 	pg_atomic_uint64 registry_floor_tick;	/* last_tick as a registry claim
 											 * taken over set it, or 0 */
 	pg_atomic_uint64 floor_clock_ms;	/* the clock when that mark was
 										 * written, or PG_INT64_MAX if not
 										 * known */
-	pg_atomic_uint64 durable_mark;	/* no ID reaches this ms until a larger
-									 * mark is durable */
 	LWLock	   *mark_lock;		/* serialises writers of the mark */
 	ConditionVariable mark_cv;	/* mark_lock released or mark published */
 	int64		written_mark;	/* largest mark in the file and WAL, which
@@ -73,7 +102,6 @@ typedef struct SnowflakeSharedState
 									 * under mark_lock */
 	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
 	pg_atomic_uint64 max_write_duration_us; /* ... and the slowest */
-	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 
 	/* counters, shown by snowflake_status() */
 	pg_atomic_uint64 sequence_waits;	/* calls that waited for the next ms */
@@ -82,28 +110,16 @@ typedef struct SnowflakeSharedState
 									 * above the mark, or clock jumped */
 	pg_atomic_uint64 max_step_back_ms;	/* the furthest the clock was found
 										 * behind the newest ID */
-	pg_atomic_uint64 leads_taken;	/* IDs issued ahead of the clock */
 	pg_atomic_uint64 writer_marks;	/* marks made durable by the writer */
 	pg_atomic_uint64 backend_marks; /* ... and by backends */
-	pg_atomic_uint32 refusal_logged;	/* current refusal episode logged */
 	pg_atomic_uint64 episode_first_error;	/* clock_errors when the current
 											 * episode began */
 	pg_atomic_uint32 redo_write_failed; /* a replayed mark is not on disk */
-	pg_atomic_uint32 enabled;	/* snowflake.enabled, as the postmaster last
-								 * read it */
 	pg_atomic_uint64 last_record_end;	/* the end of the last mark record
 										 * written or replayed since the start */
 
-	bool		mark_invalid;	/* generation is refused for good ... */
-	bool		mark_restored;	/* ... the true mark was written back */
-	bool		layout_changed; /* ... the epoch or layout changed */
-	bool		upgrade_pending;	/* ... pg_upgrade made this cluster,
-									 * and the old mark is not here yet */
-	char		layout_hint[256];	/* what to do about that */
-	char		mark_invalid_reason[512];
-
 	/* IDs issued, one slot per backend (see snowflake_count_ids) */
-	SnowflakeIdCounter ids_issued[FLEXIBLE_ARRAY_MEMBER];
+	SnowflakeBackendCounts backend_counts[FLEXIBLE_ARRAY_MEMBER] pg_attribute_aligned(PG_CACHE_LINE_SIZE);
 } SnowflakeSharedState;
 
 extern SnowflakeSharedState *snowflake_state;

@@ -96,16 +96,6 @@ snowflake_assign_enabled(bool newval, void *extra)
 	pg_memory_barrier();
 }
 
-/*
- * Does this server generate IDs and write marks to WAL?  Whoever writes a
- * mark record asks under mark_lock, right before it writes the mark.
- */
-bool
-snowflake_is_enabled(void)
-{
-	return pg_atomic_read_u32(&snowflake_state->enabled) != 0;
-}
-
 /* Refuse an ID: snowflake.enabled is off. */
 void
 snowflake_report_disabled(void)
