@@ -34,7 +34,8 @@ nextval() CACHE 100|bulk_nextval100.sql|
 gen_random_uuid()|bulk_uuid.sql|
 snowflake_next_id() max_lead 0|bulk_snowflake.sql|0
 snowflake_next_id() max_lead 1000|bulk_snowflake.sql|1000
-snowflake_next_ids(1000) per ID|bulk_snowflake_batch.sql|0"; keys="snowflake identity uuid"
+snowflake_next_ids(1000) per ID|bulk_snowflake_batch.sql|0
+snowflake_next_ids(1000) per ID max_lead 1000|bulk_snowflake_batch.sql|1000"; keys="snowflake identity uuid"
 if [ "$major" -ge 18 ]; then contenders+=$'\nuuidv7()|bulk_uuidv7.sql|'; keys+=" uuidv7"; fi
 # tps LINE...: pgbench's tps, or a loud failure
 tps() { "$bin/pgbench" -n "$@" | awk '/^tps/ { t = $3 } END { if (t == "") exit 1; print t }'; }
@@ -51,7 +52,13 @@ for k in $keys; do psql -c "TRUNCATE t_$k"
 	for r in $(seq $rounds); do echo "insert,$k,8,$r,$(tps -f "insert_$k.sql" -c 8 -j 2 -T $secs)" >>"$raw"; done; done
 psql -F, -c "SELECT x.* FROM bench_fill($rows) f, LATERAL (VALUES ('index bytes/row', key, '', '',
 	bytes_per_row), ('index leaf fill %', key, '', '', leaf_fill)) x" >>"$raw"
-echo "$m0,$m1" | awk -F, '{ t = $6 - $3; printf "marks/s,by the mark writer,,,%.2f\nmarks/s,by backends,,,%.2f\nmarks/s,seconds,,,%.0f\n", ($4 - $1) / t, ($5 - $2) / t, t }' >>"$raw"
+echo "$m0,$m1" | awk -F, '{ t = $6 - $3; printf "marks/s,by the mark writer,,,%.2f\nmarks/s,by backends,,,%.2f\nmarks/s,seconds,,,%.0f\nmarks,by backends,,,%d\n", ($4 - $1) / t, ($5 - $2) / t, t, $5 - $2 }' >>"$raw"
+# the ceiling of two sessions on one shared word (bench/contention.c), with
+# spells of the cost of one ID in one session at max_lead 1000
+cc -O2 -pthread -o "$dir/contention" contention.c
+ns=$(awk -F, '$2 == "snowflake_next_id() max_lead 1000" && $3 == 1 { print $5 }' "$raw" | sort -n |
+	awk '{ v[NR] = $1 } END { print 1e9 / v[int((NR + 1) / 2)] }')
+"$dir/contention" "$ns" | awk -v ns="$ns" '{ printf "contention,one thread,1,,%.0f\ncontention,two threads,2,,%.0f\ncontention,spell ns,,,%.1f\n", $1, $2, ns }' >>"$raw"
 { echo "bench,name,sessions,round,value,pg_major"; sed "s/\$/,$major/" "$raw"; } >"$out/results.csv"
 { echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $("$bin/postgres" --version) $("$pgc" --configure | grep -o -- --with-openssl || echo --without-openssl): every figure is from PostgreSQL $major."
   echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Command: bench/run.sh${quick:+ $quick} --pg-config $pgc. N = $n, $rounds rounds, inserts ${secs} s a round, index after $rows rows."
