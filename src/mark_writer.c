@@ -126,8 +126,20 @@ snowflake_mark_writer_main(Datum main_arg)
 			last_ms = (int64) (last_tick >> snowflake_layout.sequence_bits);
 			now_ms = snowflake_clock_ms(&us_into_ms);
 			active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
+
+			/*
+			 * While IDs are issued, keep the mark ahead of the clock plus the
+			 * lead that sessions asked for (see lead_in_use_ms), so that a
+			 * burst that runs into its lead does not reach the mark before
+			 * this writer wakes, and backends never write one.  After a crash
+			 * the first IDs still wait at most a stride: they may be that
+			 * lead ahead of the clock.
+			 */
+			if (active)
+				last_ms = Max(last_ms, now_ms +
+							  (int64) pg_atomic_read_u64(&state->lead_in_use_ms));
 			/* a clock that jumped is for the backends to report */
-			if (snowflake_advance_mark(active ? Max(last_ms, now_ms) : last_ms,
+			if (snowflake_advance_mark(last_ms,
 									   SNOWFLAKE_MARK_STRIDE_MS / 2,
 									   &jump_ms) == SNOWFLAKE_ADVANCE_RAISED)
 				pg_atomic_fetch_add_u64(&state->writer_marks, 1);

@@ -361,6 +361,7 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->max_step_back_ms, 0);
 		pg_atomic_init_u64(&state->writer_marks, 0);
 		pg_atomic_init_u64(&state->backend_marks, 0);
+		pg_atomic_init_u64(&state->lead_in_use_ms, 0);
 		pg_atomic_init_u64(&state->write_duration_us, 0);
 		pg_atomic_init_u64(&state->max_write_duration_us, 0);
 		for (int i = 0; i < MaxBackends; i++)

@@ -100,6 +100,9 @@ typedef struct SnowflakeSharedState
 	int64		clock_ref_ms;	/* the clock at the last mark write ... */
 	int64		monotonic_ref_ms;	/* ... and the monotonic clock then; both
 									 * under mark_lock */
+	pg_atomic_uint64 lead_in_use_ms;	/* the largest max_lead, up to a
+										 * stride, of a session that woke the
+										 * mark writer since the start */
 	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
 	pg_atomic_uint64 max_write_duration_us; /* ... and the slowest */
 
