@@ -107,7 +107,9 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 max_write_duration_us; /* ... and the slowest */
 
 	/* counters, shown by snowflake_status() */
-	pg_atomic_uint64 sequence_waits;	/* calls that waited for the next ms */
+	pg_atomic_uint64 sequence_waits;	/* calls that waited, within the lead,
+										 * for the clock to reach their last
+										 * ms */
 	pg_atomic_uint64 clock_behind_waits;	/* calls that waited for the clock */
 	pg_atomic_uint64 clock_errors;	/* calls refused: clock behind, resuming
 									 * above the mark, or clock jumped */
