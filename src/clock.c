@@ -41,20 +41,21 @@ snowflake_clock_ms(int *us_into_ms)
 int64		snowflake_coarse_lag_ms = -1;
 
 /*
- * Find the coarse clock's lag, once, at module load.  The resolution
- * clock_getres() reports for Linux's CLOCK_REALTIME_COARSE is the time
- * between timer ticks, at which the kernel stores the clock it reads; it
- * does so too when a processor leaves idle and when the clock is set.
- * Rounded up, and one more for the tick's own delay.
+ * Find the coarse clock's lag, once, at module load, on Linux only.  The
+ * resolution clock_getres() reports for CLOCK_REALTIME_COARSE there is the
+ * time between timer ticks, at which the kernel stores the clock it reads;
+ * it does so too when a processor leaves idle and when the clock is set.
+ * A tick can come late, above all in a virtual machine whose host holds up
+ * the processor that keeps time: allow five ticks, and a millisecond more.
  */
 void
 snowflake_clock_init(void)
 {
-#ifdef CLOCK_REALTIME_COARSE
+#if defined(__linux__) && defined(CLOCK_REALTIME_COARSE)
 	struct timespec ts;
 
 	if (clock_getres(CLOCK_REALTIME_COARSE, &ts) == 0 && ts.tv_sec == 0)
-		snowflake_coarse_lag_ms = (ts.tv_nsec + 999999) / 1000000 + 1;
+		snowflake_coarse_lag_ms = 5 * ((ts.tv_nsec + 999999) / 1000000) + 1;
 #endif
 }
 

@@ -30,7 +30,7 @@ extern int64 snowflake_monotonic_ms(void);
 static inline bool
 snowflake_coarse_clock_ms(int64 *now_ms)
 {
-#ifdef CLOCK_REALTIME_COARSE
+#if defined(__linux__) && defined(CLOCK_REALTIME_COARSE)
 	struct timespec ts;
 
 	if (snowflake_coarse_lag_ms < 0 ||

@@ -250,20 +250,34 @@ snowflake_end_refusal_episode(void)
 }
 
 /*
- * The claim's last millisecond, end_ms, lies beyond max_lead of the clock,
- * and last, the newest tick, is what stands in the way.  Wait a little for
- * the clock, or error out once snowflake.max_clock_wait is used up: for the
- * clock to reach end_ms less max_lead when the generator is within its lead
- * (this millisecond's sequence is used up, or a block reaches into a later
- * one), for a clock that is behind the newest ID, or, after a restart, for
- * the clock to reach the durable mark.
+ * Is tick, the newest, at most the ticks that racing additions burnt above
+ * floor (see snowflake_claims_may_add): nothing issued since floor was set?
+ */
+bool
+snowflake_at_floor(uint64 tick, uint64 floor)
+{
+	return tick >= floor &&
+		(tick >> snowflake_layout.sequence_bits) <=
+		(floor >> snowflake_layout.sequence_bits) + 1;
+}
+
+/*
+ * The claim from first to end_ms lies beyond max_lead of the clock.  Below
+ * first stands the newest tick, last, or the clock at the start of the call.
+ * Wait a little for the clock, or error out once snowflake.max_clock_wait is
+ * used up: for the clock to reach end_ms less max_lead when what stands
+ * below the claim is within the lead (this millisecond's sequence is used
+ * up, or a block reaches into a later one), for a clock that is behind the
+ * newest ID (or went back during the call), or, after a restart, for the
+ * clock to reach the durable mark.
  */
 static void
-snowflake_wait_for_clock(uint64 last, int64 end_ms, int64 now_ms,
-						 int us_into_ms, instr_time *wait_start, bool *counted)
+snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
+						 int64 now_ms, int us_into_ms, instr_time *wait_start,
+						 bool *counted)
 {
 	SnowflakeSharedState *state = snowflake_state;
-	int64		last_ms = (int64) (last >> snowflake_layout.sequence_bits);
+	int64		below_ms = (int64) ((first - 1) >> snowflake_layout.sequence_bits);
 	instr_time	waited;
 	int64		waited_ms;
 	int64		sleep_ms;
@@ -271,10 +285,10 @@ snowflake_wait_for_clock(uint64 last, int64 end_ms, int64 now_ms,
 	bool		above_registry_floor;
 
 	/*
-	 * Within the lead, or past it by the ticks that racing additions burnt
-	 * (one each, see snowflake_claim_one_ahead): no more than a millisecond.
+	 * Within the lead, or past it by the ticks that racing additions burnt:
+	 * one each, fewer than a millisecond holds (see snowflake_claim_ticks).
 	 */
-	if (last_ms <= now_ms + snowflake_max_lead_ms + 1)
+	if (below_ms <= now_ms + snowflake_max_lead_ms + 1)
 	{
 		int64		ahead_ms = end_ms - snowflake_max_lead_ms - now_ms;
 
@@ -296,14 +310,15 @@ snowflake_wait_for_clock(uint64 last, int64 end_ms, int64 now_ms,
 	}
 
 	/* after a restart the clock has to reach the mark: no step back */
-	resuming = last == pg_atomic_read_u64(&state->floor_tick) &&
+	resuming = snowflake_at_floor(last, pg_atomic_read_u64(&state->floor_tick)) &&
 		now_ms >= (int64) pg_atomic_read_u64(&state->floor_clock_ms);
 	/* ... nor after a registry claim taken over above its previous holder */
 	above_registry_floor =
-		last == pg_atomic_read_u64(&state->registry_floor_tick);
+		snowflake_at_floor(last,
+						   pg_atomic_read_u64(&state->registry_floor_tick));
 	if (!resuming && !above_registry_floor)
 		snowflake_raise_counter(&state->max_step_back_ms,
-								(uint64) (last_ms - now_ms));
+								(uint64) (below_ms - now_ms));
 
 	if (INSTR_TIME_IS_ZERO(*wait_start))
 		INSTR_TIME_SET_CURRENT(*wait_start);
@@ -313,15 +328,15 @@ snowflake_wait_for_clock(uint64 last, int64 end_ms, int64 now_ms,
 	if (waited_ms >= snowflake_max_clock_wait)
 	{
 		if (above_registry_floor)
-			snowflake_report_registry_floor(last_ms + 1 - now_ms);
+			snowflake_report_registry_floor(below_ms + 1 - now_ms);
 		if (resuming)
-			snowflake_report_resuming(last_ms + 1 - now_ms);
-		snowflake_report_clock_behind(last_ms - now_ms);
+			snowflake_report_resuming(below_ms + 1 - now_ms);
+		snowflake_report_clock_behind(below_ms - now_ms);
 	}
 	if (!*counted)
 		pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);
 	*counted = true;
-	sleep_ms = Min(last_ms - now_ms - snowflake_max_lead_ms,
+	sleep_ms = Min(below_ms - now_ms - snowflake_max_lead_ms,
 				   snowflake_max_clock_wait - waited_ms);
 	sleep_ms = Max(Min(sleep_ms, 100), 1);
 	(void) WaitLatch(MyLatch,
@@ -358,8 +373,7 @@ snowflake_advance_mark_here(int64 needed_ms)
 
 /*
  * Refresh the mark early, so that nobody has to wait for it: wake the mark
- * writer, telling it the lead this session may take, or, while it is not
- * running, try to write it here.  A backend wakes the writer once for each
+ * writer, or, while it is not running, try to write it here.  A backend wakes the writer once for each
  * mark: the latch stays set until the writer wakes, and the writer then
  * writes the next mark, so setting it again on every call would only cost
  * a memory barrier each time.
@@ -380,9 +394,6 @@ snowflake_refresh_mark_early(int64 next_ms)
 		if (mark != woke_writer_for_mark)
 		{
 			woke_writer_for_mark = mark;
-			snowflake_raise_counter(&state->lead_in_use_ms,
-									(uint64) Min(snowflake_max_lead_ms,
-												 SNOWFLAKE_MARK_STRIDE_MS));
 			SetLatch(writer_latch);
 		}
 	}
@@ -451,6 +462,20 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
  * clock for the coarse clock to do?  Then the next claim tries it first.
  */
 static bool snowflake_claim_in_lead = false;
+
+/*
+ * May a claim add to the word, and burn the tick it gets when another claim
+ * got in first and it no longer fits?  Each backend burns at most one before
+ * it reads the word again, so the word passes the lead by at most
+ * MaxBackends ticks: only where a millisecond holds more than that, as
+ * snowflake_wait_for_clock allows for.  Elsewhere every claim takes a
+ * compare-and-swap.
+ */
+static inline bool
+snowflake_claims_may_add(const SnowflakeLayout *layout)
+{
+	return (uint64) MaxBackends < ((uint64) 1 << layout->sequence_bits);
+}
 
 /*
  * Claim the tick above the newest with one atomic addition, on the coarse
@@ -564,6 +589,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 
 		/* one ID well ahead of the clock: one addition, nothing read first */
 		if (n == 1 && snowflake_claim_in_lead &&
+			snowflake_claims_may_add(layout) &&
 			snowflake_claim_one_ahead(layout, &first, &now_ms))
 		{
 			end = first;
@@ -589,7 +615,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 		if (end_ms > now_ms + snowflake_max_lead_ms)
 		{
 			Assert(exact);
-			snowflake_wait_for_clock(last, end_ms, now_ms, us_into_ms,
+			snowflake_wait_for_clock(last, first, end_ms, now_ms, us_into_ms,
 									 &wait_start, &counted_wait);
 			CHECK_FOR_INTERRUPTS();
 			continue;
@@ -617,7 +643,8 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 		 * otherwise burnt, never issued.
 		 */
 		if (n == 1 && first == last + 1 &&
-			end_ms < now_ms + snowflake_max_lead_ms)
+			end_ms < now_ms + snowflake_max_lead_ms &&
+			snowflake_claims_may_add(layout))
 		{
 			last = pg_atomic_fetch_add_u64(&state->last_tick, 1);
 			first = end = last + 1;

@@ -129,20 +129,30 @@ snowflake_mark_writer_main(Datum main_arg)
 
 			/*
 			 * While IDs are issued, keep the mark ahead of the clock plus the
-			 * lead that sessions asked for (see lead_in_use_ms), so that a
-			 * burst that runs into its lead does not reach the mark before
-			 * this writer wakes, and backends never write one.  After a crash
-			 * the first IDs still wait at most a stride: they may be that
-			 * lead ahead of the clock.
+			 * server's max_lead, up to a stride of it, so that a burst into
+			 * that lead does not reach the mark before this writer wakes, and
+			 * backends do not write one.  After a crash, calls with that lead
+			 * wait at most a stride: they may issue that far ahead of the
+			 * clock.
 			 */
 			if (active)
 				last_ms = Max(last_ms, now_ms +
-							  (int64) pg_atomic_read_u64(&state->lead_in_use_ms));
+							  Min(snowflake_max_lead_ms,
+								  SNOWFLAKE_MARK_STRIDE_MS));
 			/* a clock that jumped is for the backends to report */
 			if (snowflake_advance_mark(last_ms,
 									   SNOWFLAKE_MARK_STRIDE_MS / 2,
 									   &jump_ms) == SNOWFLAKE_ADVANCE_RAISED)
+			{
+				/*
+				 * Look again at once: generation may be near the new mark
+				 * already, and a wait for standbys during the write may have
+				 * reset the latch that a backend set meanwhile.
+				 */
 				pg_atomic_fetch_add_u64(&state->writer_marks, 1);
+				snowflake_relog_mark();
+				continue;
+			}
 		}
 		snowflake_relog_mark();
 

@@ -361,7 +361,6 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->max_step_back_ms, 0);
 		pg_atomic_init_u64(&state->writer_marks, 0);
 		pg_atomic_init_u64(&state->backend_marks, 0);
-		pg_atomic_init_u64(&state->lead_in_use_ms, 0);
 		pg_atomic_init_u64(&state->write_duration_us, 0);
 		pg_atomic_init_u64(&state->max_write_duration_us, 0);
 		for (int i = 0; i < MaxBackends; i++)
@@ -387,8 +386,9 @@ snowflake_shmem_startup(void)
 }
 
 /*
- * At a clean shutdown every backend has exited, so last_tick is exactly the
- * largest ID ever issued: store the mark just above it, so that the next
+ * At a clean shutdown every backend has exited, so last_tick is the largest
+ * ID ever issued, or a tick burnt just above it: store the mark just above
+ * it (no further than the time bits reach), so that the next
  * start does not have to wait out the stride.  On a standby, whose last_tick
  * is the floor that replay raised, this also stores a replayed mark that
  * could not be written during replay.  After a crash (code != 0), or an
@@ -409,6 +409,7 @@ snowflake_shmem_shutdown(int code, Datum arg)
 	last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
 	if (last_tick == 0 || !snowflake_shut_down_cleanly())
 		return;
-	mark_ms = (int64) (last_tick >> snowflake_layout.sequence_bits) + 1;
+	mark_ms = Min((int64) (last_tick >> snowflake_layout.sequence_bits),
+				  snowflake_layout.max_ms) + 1;
 	snowflake_write_mark_file(mark_ms, mark_ms, LOG);
 }

@@ -60,7 +60,8 @@ typedef struct SnowflakeSharedState
 	 * writing it does not take from the other backends the lines that they
 	 * only read on each call, below.
 	 */
-	pg_atomic_uint64 last_tick; /* largest tick issued, or the floor - 1 */
+	pg_atomic_uint64 last_tick; /* largest tick issued or burnt (see
+								 * snowflake_claims_may_add), or the floor */
 
 	/*
 	 * Read on each call and written rarely.  durable_mark: no ID reaches this
@@ -100,9 +101,6 @@ typedef struct SnowflakeSharedState
 	int64		clock_ref_ms;	/* the clock at the last mark write ... */
 	int64		monotonic_ref_ms;	/* ... and the monotonic clock then; both
 									 * under mark_lock */
-	pg_atomic_uint64 lead_in_use_ms;	/* the largest max_lead, up to a
-										 * stride, of a session that woke the
-										 * mark writer since the start */
 	pg_atomic_uint64 write_duration_us; /* how long the last mark took */
 	pg_atomic_uint64 max_write_duration_us; /* ... and the slowest */
 
