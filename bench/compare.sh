@@ -22,7 +22,8 @@ for i in "${!bins[@]}"; do
 	d=$(mktemp -d /var/tmp/snowflake-compare.XXXXXX); dirs+=("$d"); b=${bins[$i]}
 	"$b/initdb" -D "$d/data" -A trust >/dev/null
 	printf "%s\n" "shared_preload_libraries = 'snowflake'" "listen_addresses = ''" "unix_socket_directories = '$d'" \
-		"max_connections = 40" "shared_buffers = 128MB" "synchronous_commit = off" "jit = off" >>"$d/data/postgresql.conf"
+		"max_connections = 40" "shared_buffers = 128MB" "synchronous_commit = off" "jit = off" \
+		"snowflake.max_lead = 1000" >>"$d/data/postgresql.conf"
 	"$b/pg_ctl" -D "$d/data" -l "$d/log" -w start >/dev/null
 	PGHOST=$d "$b/psql" -d postgres -XAtq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION snowflake" \
 		-c "CREATE SEQUENCE bench_seq" -c "SELECT snowflake_next_id()" >/dev/null
