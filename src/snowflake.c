@@ -84,12 +84,13 @@
  *
  *	 snowflake.c	 module load: _PG_init, the registration of both
  *					 workers, the shared-memory hooks
+ *	 compat.h		 every difference between PostgreSQL majors
  *	 layout.h/.c	 the bit layout and the server's layout
  *	 settings.h/.c	 the settings: their table, definition and checks
  *	 epoch.h/.c		 parsing an epoch
  *	 utility.h/.c	 the ProcessUtility hook: SET checks and DISCARD
  *	 state.h/.c		 the shared state, its size, raising its floors
- *	 clock.h/.c		 the clock and the monotonic clock
+ *	 clock.h/.c		 the clock, the coarse clock and the monotonic clock
  *	 statefile.h/.c	 writing a state file durably
  *	 control.h/.c	 reading pg_control
  *	 markfile.h/.c	 the mark file: format, load, layout change, write,
@@ -98,12 +99,16 @@
  *	 mark.h/.c		 moving the durable mark; what the registry asks of the
  *					 generator
  *	 generate.h/.c	 claiming ticks, waits for the clock, refusals
+ *	 waits.h/.c		 the wait events of those waits
  *	 mark_writer.c	 the mark writer's main loop
  *	 functions.h/.c	 snowflake_next_id, _next_ids, _last_id, _status
- *	 decode.c		 snowflake_parse and the other functions on IDs
+ *	 decode.h/.c	 snowflake_parse and the other functions on IDs
+ *	 ranges.c		 time ranges: snowflake_min_id, _max_id, _between
+ *					 and its planner support, _partition_bounds
  *	 registry.h/.c	 the worker id registry: its settings, the gate
  *					 backends pass, the claim state and cache file
- *	 registry_worker.c the registry worker, the registry's libpq client
+ *	 registry_worker.c the registry worker
+ *	 registry_libpq.h/.c talking to the registry over libpq, with timeouts
  *	 uninstall.h/.c	 snowflake.enabled, which stops generation and the
  *					 mark's WAL records, and snowflake.uninstall_lsn
  *	 upgrade.h/.c	 pg_upgrade: the file the restore leaves, so that the
