@@ -202,8 +202,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(snowflake_node_worker_id());
 	values[i++] = TimestampTzGetDatum(epoch);
 	/* the last ID, unless none was issued since the start */
-	nulls[i] = nulls[i + 1] =
-		snowflake_at_floor(last_tick, pg_atomic_read_u64(&state->floor_tick)) ||
+	nulls[i] = nulls[i + 1] = ids_issued == 0 ||
 		snowflake_node_worker_id() < 0;
 	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick,
 												  snowflake_node_worker_id()));

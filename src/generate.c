@@ -250,15 +250,31 @@ snowflake_end_refusal_episode(void)
 }
 
 /*
- * Is tick, the newest, at most the ticks that racing additions burnt above
- * floor (see snowflake_claims_may_add): nothing issued since floor was set?
+ * May a claim add to the word, and burn the tick it gets when another claim
+ * got in first and it no longer fits?  Each backend burns at most one before
+ * it reads the word again, so the word passes the lead by at most
+ * MaxBackends ticks: only where a millisecond holds more than that, as
+ * snowflake_wait_for_clock allows for.  Elsewhere every claim takes a
+ * compare-and-swap.
  */
-bool
+static inline bool
+snowflake_claims_may_add(const SnowflakeLayout *layout)
+{
+	return (uint64) MaxBackends < ((uint64) 1 << layout->sequence_bits);
+}
+
+/*
+ * Is tick, the newest, no further above floor than the ticks that racing
+ * additions may have burnt?  Then, but for as many IDs issued right at the
+ * floor, nothing was issued since floor was set.
+ */
+static bool
 snowflake_at_floor(uint64 tick, uint64 floor)
 {
-	return tick >= floor &&
-		(tick >> snowflake_layout.sequence_bits) <=
-		(floor >> snowflake_layout.sequence_bits) + 1;
+	uint64		burnt = snowflake_claims_may_add(&snowflake_layout) ?
+		(uint64) MaxBackends : 0;
+
+	return tick >= floor && tick - floor <= burnt;
 }
 
 /*
@@ -286,7 +302,8 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 
 	/*
 	 * Within the lead, or past it by the ticks that racing additions burnt:
-	 * one each, fewer than a millisecond holds (see snowflake_claim_ticks).
+	 * one each, fewer than a millisecond holds (see
+	 * snowflake_claims_may_add).
 	 */
 	if (below_ms <= now_ms + snowflake_max_lead_ms + 1)
 	{
@@ -464,20 +481,6 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 static bool snowflake_claim_in_lead = false;
 
 /*
- * May a claim add to the word, and burn the tick it gets when another claim
- * got in first and it no longer fits?  Each backend burns at most one before
- * it reads the word again, so the word passes the lead by at most
- * MaxBackends ticks: only where a millisecond holds more than that, as
- * snowflake_wait_for_clock allows for.  Elsewhere every claim takes a
- * compare-and-swap.
- */
-static inline bool
-snowflake_claims_may_add(const SnowflakeLayout *layout)
-{
-	return (uint64) MaxBackends < ((uint64) 1 << layout->sequence_bits);
-}
-
-/*
  * Claim the tick above the newest with one atomic addition, on the coarse
  * clock, and return it in *tick, when the generator is far enough ahead of
  * the coarse clock that the clock cannot have reached the tick, and not so
@@ -548,8 +551,9 @@ snowflake_claim_clock(const SnowflakeLayout *layout, uint64 last, int64 n,
  * Returns with every tick of the block strictly above every tick issued
  * before, the whole block within max_lead of the clock and below the durable
  * mark, and its first tick not before the clock at the start of the call.
- * One ID well inside the lead takes one atomic addition, which a claim
- * that got in first only moves up; a block, a generator that moves up to
+ * One ID well inside the lead takes one atomic addition where claims may
+ * add (see snowflake_claims_may_add), which a claim that got in first only
+ * moves up; a block, a generator that moves up to
  * the clock, and an ID at the edge of the lead take one compare-and-swap,
  * which a claim that got in first makes fail and retry.  A block that does
  * not fit yet waits as a single tick does: for the clock to

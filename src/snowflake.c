@@ -23,8 +23,9 @@
  * sequence.  The tick is the ID without the node bits, so ticks order IDs
  * exactly as the IDs themselves order, and tick + 1 carries from a used-up
  * sequence into the next millisecond.  A backend reads the word and the
- * clock.  Well ahead of the clock it adds 1 to the word, and the value it
- * gets back names its tick, whoever else added first; a tick that no longer
+ * clock.  Well ahead of the clock, where a millisecond holds more ticks
+ * than there are backends, it adds 1 to the word, and the value it gets
+ * back names its tick, whoever else added first; a tick that no longer
  * fits (past the lead or the mark, below) is burnt, never issued.
  * Otherwise it installs max(last + 1, now << sequence bits) with one
  * compare-and-swap, and whoever loses retries.  Either way the word only

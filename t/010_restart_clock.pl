@@ -97,6 +97,8 @@ is( $node->safe_psql(
 		'postgres', "SELECT count(*) FROM ids WHERE phase <> 'before'"),
 	'0',
 	'no ID was stored by the failed calls');
+is($node->safe_psql('postgres', 'SELECT last_id IS NULL FROM snowflake_status'),
+	't', 'snowflake_status shows no last ID: none was issued since the start');
 
 # max_lead = 2 h, set the way an operator would and reloaded: the generator
 # may run an hour ahead of the clock, so it goes on without waiting.
@@ -108,10 +110,19 @@ is($ret, 0, 'snowflake.max_lead can be set to 2h') or diag $stderr;
 my $lead = '2h';
 alter_system($node, 'snowflake.max_clock_wait' => 0);
 
+# One ID first, at the mark: the status names it.
+is( $node->safe_psql(
+		'postgres', q{
+INSERT INTO ids (id, phase) VALUES (snowflake_next_id(), 'after');
+SELECT last_id = (SELECT max(id) FROM ids) FROM snowflake_status;
+}),
+	't',
+	"with max_lead = $lead the first ID after the restart is issued at once, "
+	  . 'and snowflake_status shows it');
 ($elapsed, $ret, $stdout, $stderr) = psql_timed(
 	$node, q{
 INSERT INTO ids (id, phase)
-	SELECT snowflake_next_id(), 'after' FROM generate_series(1, 10000);
+	SELECT snowflake_next_id(), 'after' FROM generate_series(1, 9999);
 });
 is($ret, 0, "with max_lead = $lead generation goes on without waiting")
   or diag $stderr;
@@ -128,6 +139,11 @@ SELECT extract(epoch FROM
 });
 my ($counts, $greater, $first_ms, $ahead) = split /\n/, $result;
 is($counts, '20000|20000', 'no ID repeats across the restart');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT last_id = (SELECT max(id) FROM ids) FROM snowflake_status"),
+	't',
+	'snowflake_status shows the last ID issued, the first ones above the mark');
 is($greater, 't',
 	'every ID after the restart is greater than every ID before it');
 check_strictly_increasing($node, 'ids',
