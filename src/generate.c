@@ -481,6 +481,20 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 static bool snowflake_claim_in_lead = false;
 
 /*
+ * May a claim that ends in end_ms be issued: within max_lead of now_ms,
+ * below the durable mark as read before the claim, and within the time
+ * bits?  For a claim that added to the word, which could have been pushed
+ * past any of them by claims that got in first.
+ */
+static inline bool
+snowflake_claim_fits(const SnowflakeLayout *layout, int64 end_ms,
+					 int64 now_ms, uint64 mark)
+{
+	return end_ms <= now_ms + snowflake_max_lead_ms &&
+		(uint64) end_ms < mark && end_ms <= layout->max_ms;
+}
+
+/*
  * Claim the tick above the newest with one atomic addition, on the coarse
  * clock, and return it in *tick, when the generator is far enough ahead of
  * the coarse clock that the clock cannot have reached the tick, and not so
@@ -504,8 +518,7 @@ snowflake_claim_one_ahead(const SnowflakeLayout *layout, uint64 *tick,
 	*tick = pg_atomic_fetch_add_u64(&snowflake_state->last_tick, 1) + 1;
 	tick_ms = (int64) (*tick >> layout->sequence_bits);
 	if (tick_ms >= coarse_ms + snowflake_coarse_lag_ms &&
-		tick_ms <= coarse_ms + snowflake_max_lead_ms &&
-		(uint64) tick_ms < mark && tick_ms <= layout->max_ms)
+		snowflake_claim_fits(layout, tick_ms, coarse_ms, mark))
 	{
 		*now_ms = coarse_ms;
 		return true;
@@ -618,7 +631,15 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 
 		if (end_ms > now_ms + snowflake_max_lead_ms)
 		{
-			Assert(exact);
+			/*
+			 * The coarse clock let the claim through above, unless the clock
+			 * went back since the call began: wait on the exact one.
+			 */
+			if (!exact)
+			{
+				snowflake_claim_in_lead = false;
+				continue;
+			}
 			snowflake_wait_for_clock(last, first, end_ms, now_ms, us_into_ms,
 									 &wait_start, &counted_wait);
 			CHECK_FOR_INTERRUPTS();
@@ -653,8 +674,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 			last = pg_atomic_fetch_add_u64(&state->last_tick, 1);
 			first = end = last + 1;
 			end_ms = (int64) (end >> layout->sequence_bits);
-			if (end_ms <= now_ms + snowflake_max_lead_ms &&
-				(uint64) end_ms < mark && end_ms <= layout->max_ms)
+			if (snowflake_claim_fits(layout, end_ms, now_ms, mark))
 				break;
 			continue;
 		}
