@@ -147,69 +147,6 @@ pg_noreturn static void registry_refused_error(SnowflakeRegistryState *copy);
 
 /*---- settings and start ----*/
 
-/* Define the registry settings (see registry.h). */
-void
-snowflake_registry_define_settings(GucContext start_context)
-{
-	DefineCustomStringVariable("snowflake.registry",
-							   "Connection string of the registry this server claims its worker id from.",
-							   "A libpq connection string. Empty (the default) "
-							   "means the worker id is set by hand with "
-							   "snowflake.worker_id.",
-							   &registry_conninfo,
-							   "",
-							   start_context,
-							   GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-
-	DefineCustomIntVariable("snowflake.registry_check_in_interval",
-							"Time between two check-ins with the registry.",
-							"The registry worker confirms this server's claim "
-							"this often.",
-							&registry_check_in_interval,
-							2000, SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS,
-							SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("snowflake.registry_takeover_delay",
-							"How long a claim must go without check-in before a new start of the same server takes it over.",
-							"A restart after a crash, a promoted standby or a "
-							"copy of the server takes the claim over only once "
-							"its holder has not checked in for this long. Keep "
-							"it a few check-in intervals.",
-							&registry_takeover_delay,
-							10000, SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS,
-							SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("snowflake.registry_reclaim_lease",
-							"How long a claim must go without check-in before another server may take its worker id.",
-							"Must be longer than any clock step plus "
-							"snowflake.max_lead, so that the new holder's IDs "
-							"lie past every ID the old one issued.",
-							&registry_reclaim_lease,
-							86400, SNOWFLAKE_REGISTRY_MIN_LEASE_S, INT_MAX,
-							PGC_SIGHUP,
-							GUC_UNIT_S,
-							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("snowflake.registry_require_check_in",
-							 "Stops generating when no check-in with the registry succeeded for the takeover delay.",
-							 "Off (the default) keeps generating with the claim "
-							 "held while the registry cannot be reached. On "
-							 "prefers safety: the claim may have passed to "
-							 "another start of this server meanwhile.",
-							 &registry_require_check_in,
-							 false,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-}
-
 /* Is value a connection string libpq can parse (see registry.h)? */
 bool
 snowflake_registry_check_conninfo(const char *value, const char **detail)

@@ -39,7 +39,6 @@
  * Define the registry settings, from settings.c's definition of all
  * settings; start_context is the context of the server-start ones.
  */
-extern void snowflake_registry_define_settings(GucContext start_context);
 
 /*
  * Is value a valid snowflake.registry?  If not, *detail says why.  Never

@@ -27,58 +27,6 @@
 #include "settings.h"
 #include "uninstall.h"
 
-/*---- settings ----*/
-
-#define SNOWFLAKE_MAX_CLOCK_WAIT_MS (3600 * 1000)
-
-const SnowflakeSetting snowflake_settings[] = {
-	{"snowflake.time_bits", SNOWFLAKE_SETTING_WIDTH,
-		SNOWFLAKE_MIN_TIME_BITS, SNOWFLAKE_MAX_TIME_BITS, 0,
-		"an integer from " CppAsString2(SNOWFLAKE_MIN_TIME_BITS)
-		" to " CppAsString2(SNOWFLAKE_MAX_TIME_BITS)},
-	{"snowflake.datacenter_bits", SNOWFLAKE_SETTING_WIDTH,
-		0, SNOWFLAKE_MAX_NODE_BITS, 0,
-		"an integer from 0 to " CppAsString2(SNOWFLAKE_MAX_NODE_BITS)},
-	{"snowflake.worker_bits", SNOWFLAKE_SETTING_WIDTH,
-		0, SNOWFLAKE_MAX_NODE_BITS, 0,
-		"an integer from 0 to " CppAsString2(SNOWFLAKE_MAX_NODE_BITS)},
-	{"snowflake.sequence_bits", SNOWFLAKE_SETTING_WIDTH,
-		SNOWFLAKE_MIN_SEQUENCE_BITS, SNOWFLAKE_MAX_SEQUENCE_BITS, 0,
-		"an integer from " CppAsString2(SNOWFLAKE_MIN_SEQUENCE_BITS)
-		" to " CppAsString2(SNOWFLAKE_MAX_SEQUENCE_BITS)},
-	{"snowflake.datacenter_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
-	{"snowflake.worker_id", SNOWFLAKE_SETTING_NODE_ID, 0, 0, 0, NULL},
-	{"snowflake.epoch", SNOWFLAKE_SETTING_EPOCH, 0, 0, 0, NULL},
-	{"snowflake.accept_layout_change", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
-	"a Boolean value"},
-	{"snowflake.max_clock_wait", SNOWFLAKE_SETTING_DURATION,
-	0, SNOWFLAKE_MAX_CLOCK_WAIT_MS, GUC_UNIT_MS, "a duration from 0 to 1h"},
-	{"snowflake.max_lead", SNOWFLAKE_SETTING_DURATION,
-	0, INT_MAX, GUC_UNIT_MS, "a duration from 0 to 2147483647ms (24.8 days)"},
-	{"snowflake.max_clock_jump", SNOWFLAKE_SETTING_DURATION,
-	0, INT_MAX, GUC_UNIT_S, "a duration from 0 (no limit) to 2147483647s"},
-	/* the registry's, defined in registry.c */
-	{"snowflake.registry", SNOWFLAKE_SETTING_CONNINFO, 0, 0, 0,
-	"a libpq connection string"},
-	{"snowflake.registry_check_in_interval", SNOWFLAKE_SETTING_DURATION,
-	SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS, SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS,
-	GUC_UNIT_MS, "a duration from 100ms to 1h"},
-	{"snowflake.registry_takeover_delay", SNOWFLAKE_SETTING_DURATION,
-	SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS, SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS,
-	GUC_UNIT_MS, "a duration from 100ms to 1d"},
-	{"snowflake.registry_reclaim_lease", SNOWFLAKE_SETTING_DURATION,
-	SNOWFLAKE_REGISTRY_MIN_LEASE_S, INT_MAX, GUC_UNIT_S,
-	"a duration from 1min to 2147483647s"},
-	{"snowflake.registry_require_check_in", SNOWFLAKE_SETTING_BOOL, 0, 0, 0,
-	"a Boolean value"},
-	/* taking snowflake out, defined in uninstall.c */
-	{"snowflake.enabled", SNOWFLAKE_SETTING_BOOL, 0, 0, 0, "a Boolean value"},
-	{"snowflake.uninstall_lsn", SNOWFLAKE_SETTING_READ_ONLY, 0, 0, 0, NULL},
-};
-
-StaticAssertDecl(lengthof(snowflake_settings) == SNOWFLAKE_NUM_SETTINGS,
-				 "SNOWFLAKE_NUM_SETTINGS counts snowflake_settings");
-
 /*---- GUC variables ----*/
 
 int			snowflake_datacenter_id = 0;
@@ -112,143 +60,289 @@ static void snowflake_assign_epoch(const char *newval, void *extra);
 static const char *snowflake_show_epoch(void);
 static void snowflake_assign_width(int newval, void *extra);
 
+/*---- settings ----*/
+
+#define SNOWFLAKE_MAX_CLOCK_WAIT_MS (3600 * 1000)
+#define SNOWFLAKE_MAX_NODE_ID		((1 << SNOWFLAKE_MAX_NODE_BITS) - 1)
+
 /*
- * Define the settings.  start_context is the context of the ones that are
- * read once, at server start, when the module is preloaded.
+ * Every setting, once: snowflake_define_settings defines each from its
+ * entry, and the checks of postgresql.conf and of SET read the same bounds.
+ * The widths come first, in the order of the layout
+ * (snowflake_pending_layout relies on it).
+ */
+const SnowflakeSetting snowflake_settings[] = {
+	{
+		.name = "snowflake.time_bits",
+		.kind = SNOWFLAKE_SETTING_WIDTH,
+		.short_desc = "Bits of an ID that count milliseconds since the epoch.",
+		.long_desc = "With the other widths at most 63. 41 bits last 69.7 years.",
+		.at_start = true,
+		.int_var = &snowflake_time_bits,
+		.boot_int = SNOWFLAKE_DEFAULT_TIME_BITS,
+		.min_value = SNOWFLAKE_MIN_TIME_BITS,
+		.max_value = SNOWFLAKE_MAX_TIME_BITS,
+		.int_assign = snowflake_assign_width,
+		.valid = "an integer from " CppAsString2(SNOWFLAKE_MIN_TIME_BITS)
+		" to " CppAsString2(SNOWFLAKE_MAX_TIME_BITS),
+	},
+	{
+		.name = "snowflake.datacenter_bits",
+		.kind = SNOWFLAKE_SETTING_WIDTH,
+		.short_desc = "Bits of an ID that hold the datacenter id.",
+		.long_desc = "0 leaves the datacenter out of the ID.",
+		.at_start = true,
+		.int_var = &snowflake_datacenter_bits,
+		.boot_int = SNOWFLAKE_DEFAULT_DATACENTER_BITS,
+		.min_value = 0,
+		.max_value = SNOWFLAKE_MAX_NODE_BITS,
+		.int_assign = snowflake_assign_width,
+		.valid = "an integer from 0 to " CppAsString2(SNOWFLAKE_MAX_NODE_BITS),
+	},
+	{
+		.name = "snowflake.worker_bits",
+		.kind = SNOWFLAKE_SETTING_WIDTH,
+		.short_desc = "Bits of an ID that hold the worker id.",
+		.long_desc = "0 leaves the worker out of the ID.",
+		.at_start = true,
+		.int_var = &snowflake_worker_bits,
+		.boot_int = SNOWFLAKE_DEFAULT_WORKER_BITS,
+		.min_value = 0,
+		.max_value = SNOWFLAKE_MAX_NODE_BITS,
+		.int_assign = snowflake_assign_width,
+		.valid = "an integer from 0 to " CppAsString2(SNOWFLAKE_MAX_NODE_BITS),
+	},
+	{
+		.name = "snowflake.sequence_bits",
+		.kind = SNOWFLAKE_SETTING_WIDTH,
+		.short_desc = "Bits of an ID that count IDs within a millisecond.",
+		.long_desc = "A server issues at most 2^sequence_bits IDs a millisecond.",
+		.at_start = true,
+		.int_var = &snowflake_sequence_bits,
+		.boot_int = SNOWFLAKE_DEFAULT_SEQUENCE_BITS,
+		.min_value = SNOWFLAKE_MIN_SEQUENCE_BITS,
+		.max_value = SNOWFLAKE_MAX_SEQUENCE_BITS,
+		.int_assign = snowflake_assign_width,
+		.valid = "an integer from " CppAsString2(SNOWFLAKE_MIN_SEQUENCE_BITS)
+		" to " CppAsString2(SNOWFLAKE_MAX_SEQUENCE_BITS),
+	},
+	{
+		.name = "snowflake.datacenter_id",
+		.kind = SNOWFLAKE_SETTING_NODE_ID,
+		.short_desc = "Datacenter id written into every snowflake ID.",
+		.long_desc = "Each server of a fleet needs its own pair of datacenter "
+		"id and worker id; it must fit snowflake.datacenter_bits.",
+		.at_start = true,
+		.int_var = &snowflake_datacenter_id,
+		.max_value = SNOWFLAKE_MAX_NODE_ID,
+	},
+	{
+		.name = "snowflake.worker_id",
+		.kind = SNOWFLAKE_SETTING_NODE_ID,
+		.short_desc = "Worker id written into every snowflake ID.",
+		.long_desc = "Each server of a fleet needs its own pair of datacenter "
+		"id and worker id; it must fit snowflake.worker_bits.",
+		.at_start = true,
+		.int_var = &snowflake_worker_id,
+		.max_value = SNOWFLAKE_MAX_NODE_ID,
+	},
+	{
+		.name = "snowflake.epoch",
+		.kind = SNOWFLAKE_SETTING_EPOCH,
+		.short_desc = "Moment from which snowflake IDs count milliseconds.",
+		.long_desc = "A timestamp with a numeric UTC offset or a full time "
+		"zone name, such as '" SNOWFLAKE_DEFAULT_EPOCH "' (Twitter's epoch, "
+		"the default), or milliseconds since 1970-01-01 00:00:00 UTC.",
+		.at_start = true,
+		.string_var = &snowflake_epoch_string,
+		.boot_string = SNOWFLAKE_DEFAULT_EPOCH,
+		.string_check = snowflake_check_epoch,
+		.string_assign = snowflake_assign_epoch,
+		.show = snowflake_show_epoch,
+	},
+	{
+		.name = "snowflake.accept_layout_change",
+		.kind = SNOWFLAKE_SETTING_BOOL,
+		.short_desc = "Resume above the old IDs after a change of layout or epoch.",
+		.long_desc = "At a start that finds the high-water mark written under "
+		"another layout or epoch, resume above every ID issued under it "
+		"instead of refusing to generate.",
+		.at_start = true,
+		.bool_var = &snowflake_accept_layout_change,
+		.valid = "a Boolean value",
+	},
+	{
+		.name = "snowflake.max_clock_wait",
+		.kind = SNOWFLAKE_SETTING_DURATION,
+		.short_desc = "Longest time one call waits for a clock that is behind.",
+		.long_desc = "When the clock reads earlier than the generator's state "
+		"allows (beyond snowflake.max_lead), a call waits up to this long for "
+		"it to catch up, then fails. 0 fails at once.",
+		.context = PGC_SUSET,
+		.flags = GUC_UNIT_MS,
+		.int_var = &snowflake_max_clock_wait,
+		.boot_int = 1000,
+		.max_value = SNOWFLAKE_MAX_CLOCK_WAIT_MS,
+		.valid = "a duration from 0 to 1h",
+	},
+	/* up to 24 days: enough to ride out a VM restored from an old snapshot */
+	{
+		.name = "snowflake.max_lead",
+		.kind = SNOWFLAKE_SETTING_DURATION,
+		.short_desc = "How far IDs may run ahead of the clock instead of waiting.",
+		.long_desc = "When a millisecond's sequence is used up, or the clock "
+		"steps back, the generator goes on in later milliseconds as long as "
+		"it stays within this much of the clock. 0 never runs ahead.",
+		.context = PGC_SUSET,
+		.flags = GUC_UNIT_MS,
+		.int_var = &snowflake_max_lead_ms,
+		.max_value = INT_MAX,
+		.valid = "a duration from 0 to 2147483647ms (24.8 days)",
+	},
+	{
+		.name = "snowflake.max_clock_jump",
+		.kind = SNOWFLAKE_SETTING_DURATION,
+		.short_desc = "Largest forward jump of the clock that IDs follow.",
+		.long_desc = "When the clock has moved forward this much further than "
+		"the monotonic clock since the last high-water mark, generating is "
+		"refused until the clock is corrected or this is raised. 0 follows "
+		"any jump.",
+		.context = PGC_SUSET,
+		.flags = GUC_UNIT_S,
+		.int_var = &snowflake_max_clock_jump_s,
+		.boot_int = 3600,
+		.max_value = INT_MAX,
+		.valid = "a duration from 0 (no limit) to 2147483647s",
+	},
+	/* the registry (registry.c) */
+	{
+		.name = "snowflake.registry",
+		.kind = SNOWFLAKE_SETTING_CONNINFO,
+		.short_desc = "Connection string of the registry this server claims its worker id from.",
+		.long_desc = "A libpq connection string. Empty (the default) means "
+		"the worker id is set by hand with snowflake.worker_id.",
+		.at_start = true,
+		.flags = GUC_SUPERUSER_ONLY,
+		.string_var = &registry_conninfo,
+		.boot_string = "",
+		.valid = "a libpq connection string",
+	},
+	{
+		.name = "snowflake.registry_check_in_interval",
+		.kind = SNOWFLAKE_SETTING_DURATION,
+		.short_desc = "Time between two check-ins with the registry.",
+		.long_desc = "The registry worker confirms this server's claim this often.",
+		.context = PGC_SIGHUP,
+		.flags = GUC_UNIT_MS,
+		.int_var = &registry_check_in_interval,
+		.boot_int = 2000,
+		.min_value = SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS,
+		.max_value = SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS,
+		.valid = "a duration from 100ms to 1h",
+	},
+	{
+		.name = "snowflake.registry_takeover_delay",
+		.kind = SNOWFLAKE_SETTING_DURATION,
+		.short_desc = "How long a claim must go without check-in before a new start of the same server takes it over.",
+		.long_desc = "A restart after a crash, a promoted standby or a copy "
+		"of the server takes the claim over only once its holder has not "
+		"checked in for this long. Keep it a few check-in intervals.",
+		.context = PGC_SIGHUP,
+		.flags = GUC_UNIT_MS,
+		.int_var = &registry_takeover_delay,
+		.boot_int = 10000,
+		.min_value = SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS,
+		.max_value = SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS,
+		.valid = "a duration from 100ms to 1d",
+	},
+	{
+		.name = "snowflake.registry_reclaim_lease",
+		.kind = SNOWFLAKE_SETTING_DURATION,
+		.short_desc = "How long a claim must go without check-in before another server may take its worker id.",
+		.long_desc = "Must be longer than any clock step plus "
+		"snowflake.max_lead, so that the new holder's IDs lie past every ID "
+		"the old one issued.",
+		.context = PGC_SIGHUP,
+		.flags = GUC_UNIT_S,
+		.int_var = &registry_reclaim_lease,
+		.boot_int = 86400,
+		.min_value = SNOWFLAKE_REGISTRY_MIN_LEASE_S,
+		.max_value = INT_MAX,
+		.valid = "a duration from 1min to 2147483647s",
+	},
+	{
+		.name = "snowflake.registry_require_check_in",
+		.kind = SNOWFLAKE_SETTING_BOOL,
+		.short_desc = "Stops generating when no check-in with the registry succeeded for the takeover delay.",
+		.long_desc = "Off (the default) keeps generating with the claim held "
+		"while the registry cannot be reached. On prefers safety: the claim "
+		"may have passed to another start of this server meanwhile.",
+		.context = PGC_SIGHUP,
+		.bool_var = &registry_require_check_in,
+		.valid = "a Boolean value",
+	},
+	/* taking snowflake out (uninstall.c) */
+	{
+		.name = "snowflake.enabled",
+		.kind = SNOWFLAKE_SETTING_BOOL,
+		.short_desc = "Whether this server generates snowflake IDs and writes their high-water mark to WAL.",
+		.long_desc = "Off refuses every ID and writes no WAL record, so that "
+		"the library can then be removed from shared_preload_libraries (see "
+		"snowflake.uninstall_lsn).",
+		.context = PGC_SIGHUP,
+		.bool_var = &snowflake_enabled,
+		.boot_bool = true,
+		.bool_assign = snowflake_assign_enabled,
+		.valid = "a Boolean value",
+	},
+	{
+		.name = "snowflake.uninstall_lsn",
+		.kind = SNOWFLAKE_SETTING_READ_ONLY,
+		.short_desc = "WAL location that standbys must have replayed before they restart without snowflake.",
+		.long_desc = "Empty until snowflake.enabled is off on this primary, "
+		"no mark is being written, and a checkpoint has completed since the "
+		"last mark record; then the location of that checkpoint.",
+		.context = PGC_INTERNAL,
+		.flags = GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+		.string_var = &snowflake_uninstall_lsn,
+		.boot_string = "",
+		.show = snowflake_show_uninstall_lsn,
+	},
+};
+
+StaticAssertDecl(lengthof(snowflake_settings) == SNOWFLAKE_NUM_SETTINGS,
+				 "SNOWFLAKE_NUM_SETTINGS counts snowflake_settings");
+
+/*
+ * Define the settings from their table.  start_context is the context of the
+ * ones that are read once, at server start, when the module is preloaded.
  */
 void
 snowflake_define_settings(GucContext start_context)
 {
-	DefineCustomIntVariable("snowflake.time_bits",
-							"Bits of an ID that count milliseconds since the epoch.",
-							"With the other widths at most 63. 41 bits last "
-							"69.7 years.",
-							&snowflake_time_bits,
-							SNOWFLAKE_DEFAULT_TIME_BITS,
-							SNOWFLAKE_MIN_TIME_BITS, SNOWFLAKE_MAX_TIME_BITS,
-							start_context,
-							0,
-							NULL, snowflake_assign_width, NULL);
+	for (size_t i = 0; i < lengthof(snowflake_settings); i++)
+	{
+		const SnowflakeSetting *s = &snowflake_settings[i];
+		GucContext	context = s->at_start ? start_context : s->context;
 
-	DefineCustomIntVariable("snowflake.datacenter_bits",
-							"Bits of an ID that hold the datacenter id.",
-							"0 leaves the datacenter out of the ID.",
-							&snowflake_datacenter_bits,
-							SNOWFLAKE_DEFAULT_DATACENTER_BITS, 0,
-							SNOWFLAKE_MAX_NODE_BITS,
-							start_context,
-							0,
-							NULL, snowflake_assign_width, NULL);
-
-	DefineCustomIntVariable("snowflake.worker_bits",
-							"Bits of an ID that hold the worker id.",
-							"0 leaves the worker out of the ID.",
-							&snowflake_worker_bits,
-							SNOWFLAKE_DEFAULT_WORKER_BITS, 0,
-							SNOWFLAKE_MAX_NODE_BITS,
-							start_context,
-							0,
-							NULL, snowflake_assign_width, NULL);
-
-	DefineCustomIntVariable("snowflake.sequence_bits",
-							"Bits of an ID that count IDs within a millisecond.",
-							"A server issues at most 2^sequence_bits IDs a "
-							"millisecond.",
-							&snowflake_sequence_bits,
-							SNOWFLAKE_DEFAULT_SEQUENCE_BITS,
-							SNOWFLAKE_MIN_SEQUENCE_BITS,
-							SNOWFLAKE_MAX_SEQUENCE_BITS,
-							start_context,
-							0,
-							NULL, snowflake_assign_width, NULL);
-
-	DefineCustomIntVariable("snowflake.datacenter_id",
-							"Datacenter id written into every snowflake ID.",
-							"Each server of a fleet needs its own pair of "
-							"datacenter id and worker id; it must fit "
-							"snowflake.datacenter_bits.",
-							&snowflake_datacenter_id,
-							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
-							start_context,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("snowflake.worker_id",
-							"Worker id written into every snowflake ID.",
-							"Each server of a fleet needs its own pair of "
-							"datacenter id and worker id; it must fit "
-							"snowflake.worker_bits.",
-							&snowflake_worker_id,
-							0, 0, (1 << SNOWFLAKE_MAX_NODE_BITS) - 1,
-							start_context,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("snowflake.accept_layout_change",
-							 "Resume above the old IDs after a change of layout or epoch.",
-							 "At a start that finds the high-water mark written "
-							 "under another layout or epoch, resume above every "
-							 "ID issued under it instead of refusing to generate.",
-							 &snowflake_accept_layout_change,
-							 false,
-							 start_context,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("snowflake.epoch",
-							   "Moment from which snowflake IDs count milliseconds.",
-							   "A timestamp with a numeric UTC offset or a "
-							   "full time zone name, such as '"
-							   SNOWFLAKE_DEFAULT_EPOCH "' (Twitter's epoch, "
-							   "the default), or milliseconds since "
-							   "1970-01-01 00:00:00 UTC.",
-							   &snowflake_epoch_string,
-							   SNOWFLAKE_DEFAULT_EPOCH,
-							   start_context,
-							   0,
-							   snowflake_check_epoch,
-							   snowflake_assign_epoch,
-							   snowflake_show_epoch);
-
-	DefineCustomIntVariable("snowflake.max_clock_wait",
-							"Longest time one call waits for a clock that is behind.",
-							"When the clock reads earlier than the generator's "
-							"state allows (beyond snowflake.max_lead), a call "
-							"waits up to this long for it to catch up, then "
-							"fails. 0 fails at once.",
-							&snowflake_max_clock_wait,
-							1000, 0, SNOWFLAKE_MAX_CLOCK_WAIT_MS,
-							PGC_SUSET,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	/* up to 24 days: enough to ride out a VM restored from an old snapshot */
-	DefineCustomIntVariable("snowflake.max_lead",
-							"How far IDs may run ahead of the clock instead of waiting.",
-							"When a millisecond's sequence is used up, or the "
-							"clock steps back, the generator goes on in later "
-							"milliseconds as long as it stays within this much "
-							"of the clock. 0 never runs ahead.",
-							&snowflake_max_lead_ms,
-							0, 0, INT_MAX,
-							PGC_SUSET,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	snowflake_registry_define_settings(start_context);
-	snowflake_uninstall_define_settings();
-
-	DefineCustomIntVariable("snowflake.max_clock_jump",
-							"Largest forward jump of the clock that IDs follow.",
-							"When the clock has moved forward this much further "
-							"than the monotonic clock since the last high-water "
-							"mark, generating is refused until the clock is "
-							"corrected or this is raised. 0 follows any jump.",
-							&snowflake_max_clock_jump_s,
-							3600, 0, INT_MAX,
-							PGC_SUSET,
-							GUC_UNIT_S,
-							NULL, NULL, NULL);
+		if (s->int_var != NULL)
+			DefineCustomIntVariable(s->name, s->short_desc, s->long_desc,
+									s->int_var, s->boot_int,
+									s->min_value, s->max_value,
+									context, s->flags,
+									NULL, s->int_assign, NULL);
+		else if (s->bool_var != NULL)
+			DefineCustomBoolVariable(s->name, s->short_desc, s->long_desc,
+									 s->bool_var, s->boot_bool,
+									 context, s->flags,
+									 NULL, s->bool_assign, NULL);
+		else
+			DefineCustomStringVariable(s->name, s->short_desc, s->long_desc,
+									   s->string_var, s->boot_string,
+									   context, s->flags,
+									   s->string_check, s->string_assign,
+									   s->show);
+	}
 }
 
 /*
@@ -391,7 +485,7 @@ snowflake_setting_value_is_valid(const SnowflakeSetting *setting,
 		case SNOWFLAKE_SETTING_EPOCH:
 			return snowflake_parse_epoch(value, &epoch_unix_ms, detail);
 		case SNOWFLAKE_SETTING_DURATION:
-			return parse_int(value, &result, setting->unit_flags, NULL) &&
+			return parse_int(value, &result, setting->flags, NULL) &&
 				result >= setting->min_value && result <= setting->max_value;
 		case SNOWFLAKE_SETTING_CONNINFO:
 			return snowflake_registry_check_conninfo(value, detail);

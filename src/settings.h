@@ -38,9 +38,25 @@ typedef struct SnowflakeSetting
 {
 	const char *name;
 	SnowflakeSettingKind kind;
+	const char *short_desc;
+	const char *long_desc;
+	bool		at_start;		/* read once at start when preloaded */
+	GucContext	context;		/* the context otherwise */
+	int			flags;			/* GUC_* flags, with the unit of a duration */
+	/* the variable, its default and hooks: those of the setting's type */
+	int		   *int_var;
+	bool	   *bool_var;
+	char	  **string_var;
+	int			boot_int;
+	bool		boot_bool;
+	const char *boot_string;
 	int			min_value;
 	int			max_value;
-	int			unit_flags;		/* GUC_UNIT_* for a duration */
+	GucIntAssignHook int_assign;
+	GucBoolAssignHook bool_assign;
+	GucStringCheckHook string_check;
+	GucStringAssignHook string_assign;
+	GucShowHook show;
 	const char *valid;			/* "must be ..."; for node ids, see
 								 * snowflake_node_id_max */
 } SnowflakeSetting;

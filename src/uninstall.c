@@ -44,39 +44,7 @@
 /*---- snowflake.enabled and snowflake.uninstall_lsn ----*/
 
 bool		snowflake_enabled = true;
-static char *snowflake_uninstall_lsn = NULL;
-
-static void snowflake_assign_enabled(bool newval, void *extra);
-static const char *snowflake_show_uninstall_lsn(void);
-
-/* Define snowflake.enabled and snowflake.uninstall_lsn. */
-void
-snowflake_uninstall_define_settings(void)
-{
-	DefineCustomBoolVariable("snowflake.enabled",
-							 "Whether this server generates snowflake IDs and writes their high-water mark to WAL.",
-							 "Off refuses every ID and writes no WAL record, "
-							 "so that the library can then be removed from "
-							 "shared_preload_libraries (see "
-							 "snowflake.uninstall_lsn).",
-							 &snowflake_enabled,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, snowflake_assign_enabled, NULL);
-
-	DefineCustomStringVariable("snowflake.uninstall_lsn",
-							   "WAL location that standbys must have replayed before they restart without snowflake.",
-							   "Empty until snowflake.enabled is off on this "
-							   "primary, no mark is being written, and a "
-							   "checkpoint has completed since the last mark "
-							   "record; then the location of that checkpoint.",
-							   &snowflake_uninstall_lsn,
-							   "",
-							   PGC_INTERNAL,
-							   GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
-							   NULL, NULL, snowflake_show_uninstall_lsn);
-}
+char	   *snowflake_uninstall_lsn = NULL;
 
 /*
  * GUC assign hook for snowflake.enabled.  The server follows the value the
@@ -87,7 +55,7 @@ snowflake_uninstall_define_settings(void)
  * process reads it; the store is all it does there.  The other processes
  * keep their own copy only for SHOW.
  */
-static void
+void
 snowflake_assign_enabled(bool newval, void *extra)
 {
 	if (IsUnderPostmaster || snowflake_state == NULL)
@@ -118,7 +86,7 @@ snowflake_report_disabled(void)
  * Empty otherwise, and on a standby, which writes no mark and cannot know
  * its primary's.  Never waits for a lock that a write may hold.
  */
-static const char *
+const char *
 snowflake_show_uninstall_lsn(void)
 {
 	static char lsn_text[32];	/* an LSN takes at most 17 characters */

@@ -15,7 +15,11 @@
 #include "state.h"
 
 extern bool snowflake_enabled;
-extern void snowflake_uninstall_define_settings(void);
+
+/* the variables and hooks that settings.c's table names */
+extern char *snowflake_uninstall_lsn;
+extern void snowflake_assign_enabled(bool newval, void *extra);
+extern const char *snowflake_show_uninstall_lsn(void);
 pg_noreturn extern void snowflake_report_disabled(void);
 
 /*
