@@ -558,6 +558,81 @@ snowflake_claim_clock(const SnowflakeLayout *layout, uint64 last, int64 n,
 }
 
 /*
+ * Ask the registry's gate, where there is a registry, for the worker id to
+ * issue under; returns what snowflake_registry_recheck compares against at
+ * the end of the claim.
+ */
+static inline uint64
+snowflake_claim_gate(int *worker_id)
+{
+	*worker_id = snowflake_worker_id;
+	if (!snowflake_registry_enabled())
+		return 0;
+	return snowflake_registry_gate(snowflake_max_clock_wait, worker_id);
+}
+
+/*
+ * Generation reached the durable mark, most likely after a pause: write the
+ * mark here, and wake the mark writer, so that from now on it keeps the mark
+ * ahead of the clock.  Off the hot path: the writer normally keeps the mark
+ * far ahead.
+ */
+static pg_noinline void
+snowflake_mark_reached(int64 end_ms)
+{
+	Latch	   *writer_latch = snowflake_state->mark_writer_latch;
+
+	snowflake_advance_mark_here(end_ms);
+	if (writer_latch != NULL)
+		SetLatch(writer_latch);
+}
+
+/*
+ * Claim one ID at least a millisecond inside the lead by an addition.
+ * Claims that got in first push it up: the tick is this call's, in *tick, if
+ * it still fits below the lead and the mark; otherwise it is burnt, never
+ * issued, and the caller tries again.
+ */
+static inline bool
+snowflake_claim_added(const SnowflakeLayout *layout, int64 now_ms,
+					  uint64 mark, uint64 *tick)
+{
+	*tick = pg_atomic_fetch_add_u64(&snowflake_state->last_tick, 1) + 1;
+	return snowflake_claim_fits(layout,
+								(int64) (*tick >> layout->sequence_bits),
+								now_ms, mark);
+}
+
+/*
+ * The end of a successful claim of first to end: the registry's last word,
+ * the header's invariants, and the bookkeeping.  A registry claim lost
+ * between the gate and the claim, or a block past the time promised to the
+ * registry, fails the call: the ticks just claimed are burnt, never issued.
+ * An exact clock read decides whether the next claim may trust the coarse
+ * clock.
+ */
+static inline void
+snowflake_claim_done(const SnowflakeLayout *layout, uint64 gate,
+					 uint64 first, uint64 end, int64 now_ms, bool exact)
+{
+	int64		end_ms = (int64) (end >> layout->sequence_bits);
+
+	if (snowflake_registry_enabled())
+		snowflake_registry_recheck(gate, end_ms);
+
+	Assert(end_ms <= now_ms + snowflake_max_lead_ms);
+	Assert((uint64) end_ms < pg_atomic_read_u64(&snowflake_state->durable_mark));
+
+	if (exact)
+		snowflake_claim_in_lead = snowflake_coarse_lag_ms >= 0 &&
+			(int64) (first >> layout->sequence_bits) >=
+			now_ms + snowflake_coarse_lag_ms;
+	snowflake_count_ids(layout, first, end, now_ms);
+	snowflake_end_refusal_episode();
+	snowflake_refresh_mark_early(end_ms);
+}
+
+/*
  * Claim n consecutive ticks and return the first: the heart of the generator
  * (see the file header).
  *
@@ -599,10 +674,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 	for (;;)
 	{
 		/* again after every wait: the claim may have been lost meanwhile */
-		*worker_id = snowflake_worker_id;
-		gate = 0;
-		if (snowflake_registry_enabled())
-			gate = snowflake_registry_gate(snowflake_max_clock_wait, worker_id);
+		gate = snowflake_claim_gate(worker_id);
 
 		/* one ID well ahead of the clock: one addition, nothing read first */
 		if (n == 1 && snowflake_claim_in_lead &&
@@ -633,15 +705,14 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 		{
 			/*
 			 * The coarse clock let the claim through above, unless the clock
-			 * went back since the call began: wait on the exact one.
+			 * went back since the call began: try again on the exact one
+			 * before any wait.
 			 */
-			if (!exact)
-			{
-				snowflake_claim_in_lead = false;
-				continue;
-			}
-			snowflake_wait_for_clock(last, first, end_ms, now_ms, us_into_ms,
-									 &wait_start, &counted_wait);
+			if (exact)
+				snowflake_wait_for_clock(last, first, end_ms, now_ms,
+										 us_into_ms, &wait_start,
+										 &counted_wait);
+			snowflake_claim_in_lead = false;
 			CHECK_FOR_INTERRUPTS();
 			continue;
 		}
@@ -649,34 +720,20 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 		mark = pg_atomic_read_u64(&state->durable_mark);
 		if ((uint64) end_ms >= mark)
 		{
-			Latch	   *writer_latch = state->mark_writer_latch;
-
-			/*
-			 * Generation reached the mark, most likely after a pause: write
-			 * it here, and wake the mark writer, so that from now on it keeps
-			 * the mark ahead of the clock.
-			 */
-			snowflake_advance_mark_here(end_ms);
-			if (writer_latch != NULL)
-				SetLatch(writer_latch);
+			snowflake_mark_reached(end_ms);
 			continue;
 		}
 
-		/*
-		 * One ID at least a millisecond inside the lead: add.  Claims that
-		 * got in first push it up; it is this call's if it still fits, and is
-		 * otherwise burnt, never issued.
-		 */
+		/* one ID at least a millisecond inside the lead: add */
 		if (n == 1 && first == last + 1 &&
 			end_ms < now_ms + snowflake_max_lead_ms &&
 			snowflake_claims_may_add(layout))
 		{
-			last = pg_atomic_fetch_add_u64(&state->last_tick, 1);
-			first = end = last + 1;
+			if (!snowflake_claim_added(layout, now_ms, mark, &first))
+				continue;
+			end = first;
 			end_ms = (int64) (end >> layout->sequence_bits);
-			if (snowflake_claim_fits(layout, end_ms, now_ms, mark))
-				break;
-			continue;
+			break;
 		}
 
 		/*
@@ -688,24 +745,6 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 			break;
 	}
 
-	/*
-	 * A registry claim lost between the gate and the claim, or a block past
-	 * the time promised to the registry, fails the call: the ticks just
-	 * claimed are burnt, never issued.
-	 */
-	if (snowflake_registry_enabled())
-		snowflake_registry_recheck(gate, end_ms);
-
-	/* the header's invariants */
-	Assert(end_ms <= now_ms + snowflake_max_lead_ms);
-	Assert((uint64) end_ms < pg_atomic_read_u64(&state->durable_mark));
-
-	if (exact)
-		snowflake_claim_in_lead = snowflake_coarse_lag_ms >= 0 &&
-			(int64) (first >> layout->sequence_bits) >=
-			now_ms + snowflake_coarse_lag_ms;
-	snowflake_count_ids(layout, first, end, now_ms);
-	snowflake_end_refusal_episode();
-	snowflake_refresh_mark_early(end_ms);
+	snowflake_claim_done(layout, gate, first, end, now_ms, exact);
 	return (int64) first;
 }
