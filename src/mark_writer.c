@@ -38,6 +38,8 @@ pg_noreturn PGDLLEXPORT void snowflake_mark_writer_main(Datum main_arg);
 static void snowflake_mark_writer_detach(int code, Datum arg);
 static void snowflake_writer_check_shutdown(void);
 static void snowflake_writer_wait_for_standbys(void);
+static void snowflake_writer_recover(MemoryContext writer_context);
+static bool snowflake_writer_advance(uint64 start_tick, bool *active);
 
 /*
  * The mark writer: a background worker that moves the durable mark ahead,
@@ -84,16 +86,7 @@ snowflake_mark_writer_main(Datum main_arg)
 
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
 	{
-		HOLD_INTERRUPTS();
-		EmitErrorReport();
-		LWLockReleaseAll();
-		ConditionVariableCancelSleep();
-		pgstat_report_wait_end();
-		AtEOXact_Files(false);
-		MemoryContextSwitchTo(writer_context);
-		FlushErrorState();
-		MemoryContextReset(writer_context);
-		RESUME_INTERRUPTS();
+		snowflake_writer_recover(writer_context);
 		(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L,
 						 PG_WAIT_EXTENSION);
 	}
@@ -101,12 +94,7 @@ snowflake_mark_writer_main(Datum main_arg)
 
 	for (;;)
 	{
-		uint64		last_tick;
-		int64		last_ms;
-		int64		now_ms;
-		int			us_into_ms;
-		int64		jump_ms;
-		bool		active = false;
+		bool		active;
 
 		MemoryContextReset(writer_context);
 		snowflake_writer_check_shutdown();
@@ -119,40 +107,15 @@ snowflake_mark_writer_main(Datum main_arg)
 		if (state->mark_invalid)
 			proc_exit(0);
 
-		/* nothing to write until IDs are issued */
-		last_tick = pg_atomic_read_u64(&state->last_tick);
-		if (last_tick != start_tick && snowflake_is_enabled())
+		if (snowflake_writer_advance(start_tick, &active))
 		{
-			last_ms = (int64) (last_tick >> snowflake_layout.sequence_bits);
-			now_ms = snowflake_clock_ms(&us_into_ms);
-			active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
-
 			/*
-			 * While IDs are issued, keep the mark ahead of the clock plus the
-			 * server's max_lead, up to a stride of it, so that a burst into
-			 * that lead does not reach the mark before this writer wakes, and
-			 * backends do not write one.  After a crash, calls with that lead
-			 * wait at most a stride: they may issue that far ahead of the
-			 * clock.
+			 * Look again at once: generation may be near the new mark
+			 * already, and a wait for standbys during the write may have
+			 * reset the latch that a backend set meanwhile.
 			 */
-			if (active)
-				last_ms = Max(last_ms, now_ms +
-							  Min(snowflake_max_lead_ms,
-								  SNOWFLAKE_MARK_STRIDE_MS));
-			/* a clock that jumped is for the backends to report */
-			if (snowflake_advance_mark(last_ms,
-									   SNOWFLAKE_MARK_STRIDE_MS / 2,
-									   &jump_ms) == SNOWFLAKE_ADVANCE_RAISED)
-			{
-				/*
-				 * Look again at once: generation may be near the new mark
-				 * already, and a wait for standbys during the write may have
-				 * reset the latch that a backend set meanwhile.
-				 */
-				pg_atomic_fetch_add_u64(&state->writer_marks, 1);
-				snowflake_relog_mark();
-				continue;
-			}
+			snowflake_relog_mark();
+			continue;
 		}
 		snowflake_relog_mark();
 
@@ -163,6 +126,65 @@ snowflake_mark_writer_main(Datum main_arg)
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
+}
+
+/*
+ * Clean up after an error, as PostgreSQL's own background processes do, so
+ * that the writer can go on.
+ */
+static void
+snowflake_writer_recover(MemoryContext writer_context)
+{
+	HOLD_INTERRUPTS();
+	EmitErrorReport();
+	LWLockReleaseAll();
+	ConditionVariableCancelSleep();
+	pgstat_report_wait_end();
+	AtEOXact_Files(false);
+	MemoryContextSwitchTo(writer_context);
+	FlushErrorState();
+	MemoryContextReset(writer_context);
+	RESUME_INTERRUPTS();
+}
+
+/*
+ * Move the mark ahead of generation where it came within half a stride of
+ * it; nothing to write until IDs are issued (last_tick moved from
+ * start_tick).  Sets *active when IDs were issued within
+ * SNOWFLAKE_WRITER_ACTIVE_MS, and returns true when it raised the mark.
+ */
+static bool
+snowflake_writer_advance(uint64 start_tick, bool *active)
+{
+	uint64		last_tick = pg_atomic_read_u64(&snowflake_state->last_tick);
+	int64		last_ms;
+	int64		now_ms;
+	int			us_into_ms;
+	int64		jump_ms;
+
+	*active = false;
+	if (last_tick == start_tick || !snowflake_is_enabled())
+		return false;
+	last_ms = (int64) (last_tick >> snowflake_layout.sequence_bits);
+	now_ms = snowflake_clock_ms(&us_into_ms);
+	*active = last_ms + SNOWFLAKE_WRITER_ACTIVE_MS >= now_ms;
+
+	/*
+	 * While IDs are issued, keep the mark ahead of the clock plus the
+	 * server's max_lead, up to a stride of it, so that a burst into that lead
+	 * does not reach the mark before this writer wakes, and backends do not
+	 * write one.  After a crash, calls with that lead wait at most a stride:
+	 * they may issue that far ahead of the clock.
+	 */
+	if (*active)
+		last_ms = Max(last_ms, now_ms +
+					  Min(snowflake_max_lead_ms, SNOWFLAKE_MARK_STRIDE_MS));
+	/* a clock that jumped is for the backends to report */
+	if (snowflake_advance_mark(last_ms, SNOWFLAKE_MARK_STRIDE_MS / 2,
+							   &jump_ms) != SNOWFLAKE_ADVANCE_RAISED)
+		return false;
+	pg_atomic_fetch_add_u64(&snowflake_state->writer_marks, 1);
+	return true;
 }
 
 /* Backends write the mark themselves once the mark writer has gone. */

@@ -111,6 +111,7 @@ snowflake_max_id(PG_FUNCTION_ARGS)
 /* What snowflake_partition_bounds returns, one row a call */
 typedef struct SnowflakePartitionBounds
 {
+	int			count;			/* the partitions */
 	int			allocated;		/* room in each array */
 	TimestampTz *times;			/* the bounds, one more than the partitions */
 	int64	   *ids;			/* the smallest ID of each bound */
@@ -167,6 +168,72 @@ snowflake_require_step(const Interval *step)
 }
 
 /*
+ * The bounds of snowflake_partition_bounds(from, to, step), all of them,
+ * checked: the start of each partition and its smallest ID, and the end of
+ * the last.  Allocated in the current memory context.
+ */
+static SnowflakePartitionBounds *
+snowflake_compute_partition_bounds(TimestampTz from, TimestampTz to,
+								   const Interval *step)
+{
+	const SnowflakeLayout *layout = snowflake_configured_layout();
+	TimestampTz epoch = snowflake_configured_epoch();
+	SnowflakePartitionBounds *bounds;
+	int			k = 0;
+
+	snowflake_require_step(step);
+	if (from >= to)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake partition range is empty"),
+				 errdetail("\"from\" (%s) must be earlier than \"to\" (%s).",
+						   snowflake_timestamptz_text(from),
+						   snowflake_timestamptz_text(to))));
+	/* both ends of the range must be times an ID can carry */
+	(void) snowflake_time_ms(layout, to, epoch);
+
+	bounds = palloc(sizeof(SnowflakePartitionBounds));
+	bounds->allocated = 64;
+	bounds->times = palloc(bounds->allocated * sizeof(TimestampTz));
+	bounds->ids = palloc(bounds->allocated * sizeof(int64));
+	bounds->times[0] = from;
+	bounds->ids[0] = snowflake_ms_first_id(layout,
+										   snowflake_time_ms(layout, from,
+															 epoch));
+	while (bounds->times[k] < to)
+	{
+		if (k == SNOWFLAKE_MAX_PARTITIONS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many snowflake partitions"),
+					 errdetail("Steps of %s from %s reach %s only after more than %d partitions.",
+							   DatumGetCString(DirectFunctionCall1(interval_out,
+																   IntervalPGetDatum(step))),
+							   snowflake_timestamptz_text(from),
+							   snowflake_timestamptz_text(to),
+							   SNOWFLAKE_MAX_PARTITIONS),
+					 errhint("Use a longer step or a shorter range.")));
+		k++;
+		if (k == bounds->allocated)
+		{
+			bounds->allocated *= 2;
+			bounds->times = repalloc(bounds->times,
+									 bounds->allocated * sizeof(TimestampTz));
+			bounds->ids = repalloc(bounds->ids,
+								   bounds->allocated * sizeof(int64));
+		}
+		bounds->times[k] = snowflake_steps_after(from, step, k);
+		bounds->ids[k] =
+			snowflake_ms_first_id(layout,
+								  snowflake_time_ms(layout,
+													bounds->times[k],
+													epoch));
+	}
+	bounds->count = k;
+	return bounds;
+}
+
+/*
  * snowflake_partition_bounds(from timestamptz, to timestamptz, step
  * interval) returns table (starts timestamptz, ends timestamptz, from_id
  * bigint, to_id bigint): the partitions of whole steps from "from" that
@@ -189,11 +256,8 @@ snowflake_partition_bounds(PG_FUNCTION_ARGS)
 		TimestampTz from = PG_GETARG_TIMESTAMPTZ(0);
 		TimestampTz to = PG_GETARG_TIMESTAMPTZ(1);
 		Interval   *step = PG_GETARG_INTERVAL_P(2);
-		const SnowflakeLayout *layout = snowflake_configured_layout();
-		TimestampTz epoch = snowflake_configured_epoch();
 		MemoryContext oldcontext;
 		TupleDesc	tupdesc;
-		int			k = 0;
 
 		funcctx = SRF_FIRSTCALL_INIT();
 		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
@@ -201,55 +265,8 @@ snowflake_partition_bounds(PG_FUNCTION_ARGS)
 			elog(ERROR, "return type must be a row type");
 		funcctx->tuple_desc = BlessTupleDesc(tupdesc);
 
-		snowflake_require_step(step);
-		if (from >= to)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("snowflake partition range is empty"),
-					 errdetail("\"from\" (%s) must be earlier than \"to\" (%s).",
-							   snowflake_timestamptz_text(from),
-							   snowflake_timestamptz_text(to))));
-		/* both ends of the range must be times an ID can carry */
-		(void) snowflake_time_ms(layout, to, epoch);
-
-		bounds = palloc(sizeof(SnowflakePartitionBounds));
-		bounds->allocated = 64;
-		bounds->times = palloc(bounds->allocated * sizeof(TimestampTz));
-		bounds->ids = palloc(bounds->allocated * sizeof(int64));
-		bounds->times[0] = from;
-		bounds->ids[0] = snowflake_ms_first_id(layout,
-											   snowflake_time_ms(layout, from,
-																 epoch));
-		while (bounds->times[k] < to)
-		{
-			if (k == SNOWFLAKE_MAX_PARTITIONS)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("too many snowflake partitions"),
-						 errdetail("Steps of %s from %s reach %s only after more than %d partitions.",
-								   DatumGetCString(DirectFunctionCall1(interval_out,
-																	   IntervalPGetDatum(step))),
-								   snowflake_timestamptz_text(from),
-								   snowflake_timestamptz_text(to),
-								   SNOWFLAKE_MAX_PARTITIONS),
-						 errhint("Use a longer step or a shorter range.")));
-			k++;
-			if (k == bounds->allocated)
-			{
-				bounds->allocated *= 2;
-				bounds->times = repalloc(bounds->times,
-										 bounds->allocated * sizeof(TimestampTz));
-				bounds->ids = repalloc(bounds->ids,
-									   bounds->allocated * sizeof(int64));
-			}
-			bounds->times[k] = snowflake_steps_after(from, step, k);
-			bounds->ids[k] =
-				snowflake_ms_first_id(layout,
-									  snowflake_time_ms(layout,
-														bounds->times[k],
-														epoch));
-		}
-		funcctx->max_calls = k;
+		bounds = snowflake_compute_partition_bounds(from, to, step);
+		funcctx->max_calls = bounds->count;
 		funcctx->user_fctx = bounds;
 		MemoryContextSwitchTo(oldcontext);
 	}

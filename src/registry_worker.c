@@ -141,53 +141,13 @@ registry_tighten_lease(SnowflakeClaimStatus status)
 }
 
 /*
- * Publish a new state for the backends, and say in the log what changed.
- * The gate's value changes generation whenever the claim stops or starts
- * being usable, so that a call that straddled it fails its recheck.
+ * Say in the log what the new status means for this server: that it claimed
+ * a worker id, or why it generates no IDs, and what the registry answered.
  */
 static void
-registry_publish(SnowflakeClaimStatus status, int worker_id,
-				 const RegistryAnswer *answer, const char *reason)
+registry_log_status(SnowflakeClaimStatus status, int worker_id,
+					const RegistryAnswer *answer, const char *reason)
 {
-	SnowflakeRegistryState *state = registry_state;
-	SnowflakeClaimStatus old_status;
-	bool		was_usable;
-	bool		is_usable;
-	uint64		gate;
-
-	is_usable = status == CLAIM_HELD || status == CLAIM_CACHED;
-	SpinLockAcquire(&state->mutex);
-	old_status = state->status;
-	was_usable = old_status == CLAIM_HELD || old_status == CLAIM_CACHED;
-	if (was_usable != is_usable)
-		state->generation++;
-	state->status = status;
-	if (worker_id >= 0)
-		state->worker_id = worker_id;
-	state->agreed_delay_ms = lease_delay_ms;
-	state->holder_worker_id = answer ? answer->worker_id : -1;
-	strlcpy(state->holder, answer ? answer->holder : "", sizeof(state->holder));
-	strlcpy(state->holder_since, answer ? answer->holder_since : "",
-			sizeof(state->holder_since));
-	strlcpy(state->holder_checked_in, answer ? answer->holder_checked_in : "",
-			sizeof(state->holder_checked_in));
-	state->holder_checked_in_ago_ms = answer ? answer->checked_in_ago_ms : -1;
-	state->answered_us = registry_monotonic_us();
-	state->watch_since_us = watch_valid ? watch_since_us : 0;
-	state->watch_wait_ms = watch_wait_ms;
-	strlcpy(state->reason, reason ? reason : "", sizeof(state->reason));
-	worker_id = state->worker_id;
-	gate = (state->generation << 8) | (uint64) status;
-	SpinLockRelease(&state->mutex);
-	registry_publish_limits(status);
-	pg_write_barrier();
-	pg_atomic_write_u64(&state->fast_gate, gate);
-
-	/* what follows may read the newest ID: after every call that saw "gate" */
-	pg_memory_barrier();
-
-	if (status == old_status)
-		return;
 	switch (status)
 	{
 		case CLAIM_HELD:
@@ -243,6 +203,56 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 		case CLAIM_RELEASED:
 			break;
 	}
+}
+
+/*
+ * Publish a new state for the backends, and say in the log what changed.
+ * The gate's value changes generation whenever the claim stops or starts
+ * being usable, so that a call that straddled it fails its recheck.
+ */
+static void
+registry_publish(SnowflakeClaimStatus status, int worker_id,
+				 const RegistryAnswer *answer, const char *reason)
+{
+	SnowflakeRegistryState *state = registry_state;
+	SnowflakeClaimStatus old_status;
+	bool		was_usable;
+	bool		is_usable;
+	uint64		gate;
+
+	is_usable = status == CLAIM_HELD || status == CLAIM_CACHED;
+	SpinLockAcquire(&state->mutex);
+	old_status = state->status;
+	was_usable = old_status == CLAIM_HELD || old_status == CLAIM_CACHED;
+	if (was_usable != is_usable)
+		state->generation++;
+	state->status = status;
+	if (worker_id >= 0)
+		state->worker_id = worker_id;
+	state->agreed_delay_ms = lease_delay_ms;
+	state->holder_worker_id = answer ? answer->worker_id : -1;
+	strlcpy(state->holder, answer ? answer->holder : "", sizeof(state->holder));
+	strlcpy(state->holder_since, answer ? answer->holder_since : "",
+			sizeof(state->holder_since));
+	strlcpy(state->holder_checked_in, answer ? answer->holder_checked_in : "",
+			sizeof(state->holder_checked_in));
+	state->holder_checked_in_ago_ms = answer ? answer->checked_in_ago_ms : -1;
+	state->answered_us = registry_monotonic_us();
+	state->watch_since_us = watch_valid ? watch_since_us : 0;
+	state->watch_wait_ms = watch_wait_ms;
+	strlcpy(state->reason, reason ? reason : "", sizeof(state->reason));
+	worker_id = state->worker_id;
+	gate = (state->generation << 8) | (uint64) status;
+	SpinLockRelease(&state->mutex);
+	registry_publish_limits(status);
+	pg_write_barrier();
+	pg_atomic_write_u64(&state->fast_gate, gate);
+
+	/* what follows may read the newest ID: after every call that saw "gate" */
+	pg_memory_barrier();
+
+	if (status != old_status)
+		registry_log_status(status, worker_id, answer, reason);
 }
 
 /*
@@ -310,15 +320,10 @@ registry_watched_long_enough(void)
 #define REGISTRY_TIME_PARAM(n) "pg_catalog.to_timestamp($" #n "::float8 / 1000)"
 
 /*
- * Claim a worker id.  This server already generates with the cached claim,
- * or held one before it was refused: then only that same worker id will
- * do, and anything else means that it moved.  A claim taken over from
- * another start or server makes every later ID lie above the previous
- * holder's promise.
+ * The parameters of a call of snowflake_registry_claim(), with the room their
+ * text takes.
  */
-static bool
-registry_claim(PGconn *conn, SnowflakeClaimStatus status,
-			   int cached_worker_id, char *reason)
+typedef struct RegistryClaimCall
 {
 	char		datacenter[12];
 	char		system_identifier[24];
@@ -333,6 +338,119 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	char		expected_version[24];
 	char		ceiling[24];
 	const char *params[15];
+} RegistryClaimCall;
+
+/*
+ * Fill in the parameters of a claim: who this server is, the lease terms it
+ * asks for (takeover delay delay_ms, require_check_in required, no ID past
+ * ceiling_unix_ms before its next check-in), the worker id it prefers, and,
+ * once it has watched a claim long enough, the version of it that it takes
+ * over.
+ */
+static void
+registry_claim_call(RegistryClaimCall *call, int cached_worker_id,
+					int delay_ms, bool required, int64 ceiling_unix_ms)
+{
+	bool		watched = registry_watched_long_enough();
+
+	snprintf(call->datacenter, sizeof(call->datacenter), "%d",
+			 registry_datacenter_id);
+	snprintf(call->system_identifier, sizeof(call->system_identifier),
+			 INT64_FORMAT, (int64) GetSystemIdentifier());
+	snprintf(call->timeline, sizeof(call->timeline), "%u",
+			 GetWALInsertionTimeLine());
+	if (gethostname(call->host, sizeof(call->host)) != 0)
+		strlcpy(call->host, "unknown", sizeof(call->host));
+	call->host[sizeof(call->host) - 1] = '\0';
+	snprintf(call->port, sizeof(call->port), "%d", PostPortNumber);
+	snprintf(call->takeover, sizeof(call->takeover), "%d", delay_ms);
+	snprintf(call->lease, sizeof(call->lease), "%d", registry_reclaim_lease);
+	snprintf(call->max_worker, sizeof(call->max_worker), "%d",
+			 registry_max_worker_id);
+	snprintf(call->preferred, sizeof(call->preferred), "%d",
+			 cached_worker_id);
+	snprintf(call->expected_worker, sizeof(call->expected_worker), "%d",
+			 watch_worker_id);
+	snprintf(call->expected_version, sizeof(call->expected_version),
+			 INT64_FORMAT, watch_version);
+	snprintf(call->ceiling, sizeof(call->ceiling), INT64_FORMAT,
+			 ceiling_unix_ms);
+	call->params[0] = call->datacenter;
+	call->params[1] = call->system_identifier;
+	call->params[2] = call->timeline;
+	call->params[3] = registry_state->token;
+	call->params[4] = call->host;
+	call->params[5] = call->port;
+	call->params[6] = DataDir;
+	call->params[7] = call->takeover;
+	call->params[8] = call->lease;
+	call->params[9] = call->max_worker;
+	call->params[10] = cached_worker_id >= 0 ? call->preferred : NULL;
+	call->params[11] = watched ? call->expected_worker : NULL;
+	call->params[12] = watched ? call->expected_version : NULL;
+	call->params[13] = call->ceiling;
+	call->params[14] = required ? "true" : "false";
+}
+
+/*
+ * The registry granted the claim in answer, sent at sent_us under the lease
+ * terms asked for.  Use it, unless this server must keep known_worker_id and
+ * was granted another: then give that one back.  Returns false, with
+ * reason, where the registry could not be used.
+ */
+static bool
+registry_claim_granted(PGconn *conn, const RegistryAnswer *answer,
+					   int known_worker_id, int cached_worker_id,
+					   uint64 sent_us, int delay_ms, bool required,
+					   int64 ceiling_unix_ms, char *reason)
+{
+	/* never use an id that the layout cannot hold */
+	if (answer->worker_id < 0 || answer->worker_id > registry_max_worker_id)
+	{
+		snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
+				 "The registry granted worker id %d, which is outside 0 to %d, the worker ids of this server's layout.",
+				 answer->worker_id, registry_max_worker_id);
+		return false;
+	}
+	watch_valid = false;
+	if (known_worker_id >= 0 && answer->worker_id != known_worker_id)
+	{
+		/* give back the id just granted: it is of no use here */
+		registry_publish(CLAIM_LOST, -1, NULL, NULL);
+		return registry_mark_idle(conn, answer->worker_id, -1,
+								  registry_patience_in_rounds(), reason);
+	}
+	if (answer->floor_unix_ms >= 0)
+	{
+		snowflake_raise_id_floor(answer->floor_unix_ms);
+		check_in_now = true;
+	}
+	lease_confirmed_us = sent_us;
+	lease_delay_ms = delay_ms;
+	lease_required = required;
+	lease_ceiling_unix_ms = ceiling_unix_ms;
+	if (answer->worker_id != cached_worker_id ||
+		answer->floor_unix_ms != cached_floor_unix_ms)
+	{
+		registry_write_cache(answer->worker_id, answer->floor_unix_ms);
+		cached_floor_unix_ms = answer->floor_unix_ms;
+	}
+	registry_publish(CLAIM_HELD, answer->worker_id, NULL, NULL);
+	return true;
+}
+
+/*
+ * Claim a worker id.  This server already generates with the cached claim,
+ * or held one before it was refused: then only that same worker id will
+ * do, and anything else means that it moved.  A claim taken over from
+ * another start or server makes every later ID lie above the previous
+ * holder's promise.
+ */
+static bool
+registry_claim(PGconn *conn, SnowflakeClaimStatus status,
+			   int cached_worker_id, char *reason)
+{
+	RegistryClaimCall call;
 	RegistryAnswer answer;
 	uint64		sent_us;
 	uint64		received_us;
@@ -340,85 +458,23 @@ registry_claim(PGconn *conn, SnowflakeClaimStatus status,
 	int			delay_ms = registry_takeover_delay;
 	bool		required = registry_require_check_in;
 	int64		ceiling_unix_ms = snowflake_id_time_bound(delay_ms);
-	bool		watched = registry_watched_long_enough();
 
-	snprintf(datacenter, sizeof(datacenter), "%d", registry_datacenter_id);
-	snprintf(system_identifier, sizeof(system_identifier), INT64_FORMAT,
-			 (int64) GetSystemIdentifier());
-	snprintf(timeline, sizeof(timeline), "%u", GetWALInsertionTimeLine());
-	if (gethostname(host, sizeof(host)) != 0)
-		strlcpy(host, "unknown", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
-	snprintf(port, sizeof(port), "%d", PostPortNumber);
-	snprintf(takeover, sizeof(takeover), "%d", delay_ms);
-	snprintf(lease, sizeof(lease), "%d", registry_reclaim_lease);
-	snprintf(max_worker, sizeof(max_worker), "%d", registry_max_worker_id);
-	snprintf(preferred, sizeof(preferred), "%d", cached_worker_id);
-	snprintf(expected_worker, sizeof(expected_worker), "%d", watch_worker_id);
-	snprintf(expected_version, sizeof(expected_version), INT64_FORMAT,
-			 watch_version);
-	snprintf(ceiling, sizeof(ceiling), INT64_FORMAT, ceiling_unix_ms);
-	params[0] = datacenter;
-	params[1] = system_identifier;
-	params[2] = timeline;
-	params[3] = registry_state->token;
-	params[4] = host;
-	params[5] = port;
-	params[6] = DataDir;
-	params[7] = takeover;
-	params[8] = lease;
-	params[9] = max_worker;
-	params[10] = cached_worker_id >= 0 ? preferred : NULL;
-	params[11] = watched ? expected_worker : NULL;
-	params[12] = watched ? expected_version : NULL;
-	params[13] = ceiling;
-	params[14] = required ? "true" : "false";
+	registry_claim_call(&call, cached_worker_id, delay_ms, required,
+						ceiling_unix_ms);
 	if (!registry_ask(conn,
 					  "snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7, "
 					  "$8 * interval '1 ms', $9 * interval '1 s', $10, $11, "
 					  "$12, $13, " REGISTRY_TIME_PARAM(14) ", $15)",
-					  15, params, &answer, &sent_us, &received_us, reason))
+					  lengthof(call.params), call.params,
+					  &answer, &sent_us, &received_us, reason))
 		return false;
 
 	if (strcmp(answer.status, "claimed") == 0)
-	{
-		/* never use an id that the layout cannot hold */
-		if (answer.worker_id < 0 || answer.worker_id > registry_max_worker_id)
-		{
-			snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-					 "The registry granted worker id %d, which is outside 0 to %d, the worker ids of this server's layout.",
-					 answer.worker_id, registry_max_worker_id);
-			return false;
-		}
-		watch_valid = false;
-		if (known_worker_id >= 0 && answer.worker_id != known_worker_id)
-		{
-			/* give back the id just granted: it is of no use here */
-			registry_publish(CLAIM_LOST, -1, NULL, NULL);
-			if (!registry_mark_idle(conn, answer.worker_id, -1,
-									registry_patience_in_rounds(), reason))
-				return false;
-			return true;
-		}
-		if (answer.floor_unix_ms >= 0)
-		{
-			snowflake_raise_id_floor(answer.floor_unix_ms);
-			check_in_now = true;
-		}
-		lease_confirmed_us = sent_us;
-		lease_delay_ms = delay_ms;
-		lease_required = required;
-		lease_ceiling_unix_ms = ceiling_unix_ms;
-		if (answer.worker_id != cached_worker_id ||
-			answer.floor_unix_ms != cached_floor_unix_ms)
-		{
-			registry_write_cache(answer.worker_id, answer.floor_unix_ms);
-			cached_floor_unix_ms = answer.floor_unix_ms;
-		}
-		registry_publish(CLAIM_HELD, answer.worker_id, NULL, NULL);
-	}
-	else if (strcmp(answer.status, "refused") == 0 ||
-			 strcmp(answer.status, "waiting") == 0)
+		return registry_claim_granted(conn, &answer, known_worker_id,
+									  cached_worker_id, sent_us, delay_ms,
+									  required, ceiling_unix_ms, reason);
+	if (strcmp(answer.status, "refused") == 0 ||
+		strcmp(answer.status, "waiting") == 0)
 	{
 		registry_watch(&answer, received_us);
 		registry_publish(answer.status[0] == 'r' ? CLAIM_REFUSED : CLAIM_WAITING,
@@ -584,6 +640,51 @@ registry_release(PGconn *conn)
 /*---- the registry worker ----*/
 
 /*
+ * One round of talk with the registry, as status asks: confirm that a claim
+ * moved, check in with the claim held, or claim one.  *conn is opened where
+ * needed, and closed when the registry failed us.
+ */
+static void
+registry_round(PGconn **conn, SnowflakeClaimStatus status,
+			   int cached_worker_id)
+{
+	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
+	bool		done;
+
+	if (*conn == NULL)
+		*conn = registry_open(registry_patience_in_rounds(), reason);
+	if (*conn == NULL)
+		done = false;
+	else if (status == CLAIM_LOST)
+	{
+		lost_unconfirmed =
+			!registry_mark_idle(*conn, snowflake_registry_worker_id(),
+								snowflake_newest_id_unix_ms(),
+								registry_patience_in_rounds(), reason);
+		done = !lost_unconfirmed;
+	}
+	else if (status == CLAIM_HELD)
+		done = registry_check_in(*conn, reason);
+	else
+		done = registry_claim(*conn, status, cached_worker_id, reason);
+
+	if (!done)
+	{
+		if (*conn != NULL)
+			PQfinish(*conn);
+		*conn = NULL;
+		if (!ShutdownRequestPending)
+			registry_failed(status, cached_worker_id, reason);
+	}
+	else if (registry_failure_logged)
+	{
+		ereport(LOG,
+				(errmsg("reached the snowflake registry again")));
+		registry_failure_logged = false;
+	}
+}
+
+/*
  * The registry worker: claim a worker id, then check in every
  * snowflake.registry_check_in_interval until shutdown, when the claim is
  * marked idle.  A connection that fails is dropped and made again at the
@@ -625,8 +726,6 @@ snowflake_registry_main(Datum main_arg)
 
 	for (;;)
 	{
-		char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
-		bool		done = true;
 		bool		idle_wait;
 
 		SpinLockAcquire(&registry_state->mutex);
@@ -648,40 +747,7 @@ snowflake_registry_main(Datum main_arg)
 		}
 
 		if (status != CLAIM_LOST || lost_unconfirmed)
-		{
-			if (conn == NULL)
-				conn = registry_open(registry_patience_in_rounds(), reason);
-			if (conn == NULL)
-				done = false;
-			else if (status == CLAIM_LOST)
-			{
-				lost_unconfirmed =
-					!registry_mark_idle(conn, snowflake_registry_worker_id(),
-										snowflake_newest_id_unix_ms(),
-										registry_patience_in_rounds(),
-										reason);
-				done = !lost_unconfirmed;
-			}
-			else if (status == CLAIM_HELD)
-				done = registry_check_in(conn, reason);
-			else
-				done = registry_claim(conn, status, cached_worker_id, reason);
-
-			if (!done)
-			{
-				if (conn != NULL)
-					PQfinish(conn);
-				conn = NULL;
-				if (!ShutdownRequestPending)
-					registry_failed(status, cached_worker_id, reason);
-			}
-			else if (registry_failure_logged)
-			{
-				ereport(LOG,
-						(errmsg("reached the snowflake registry again")));
-				registry_failure_logged = false;
-			}
-		}
+			registry_round(&conn, status, cached_worker_id);
 
 		idle_wait = status == CLAIM_LOST && !lost_unconfirmed;
 		if (check_in_now)

@@ -159,6 +159,8 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void		_PG_init(void);
 
+static void snowflake_note_bad_presets(const char **raw);
+static bool snowflake_check_presets(const char **raw);
 static void snowflake_register_mark_writer(void);
 static void snowflake_register_registry_worker(void);
 static void snowflake_register_worker(const char *function_name,
@@ -186,8 +188,7 @@ void
 _PG_init(void)
 {
 	const char *raw[SNOWFLAKE_NUM_SETTINGS];
-	size_t		epoch_index = 0;
-	bool		worker_id_set = false;
+	bool		worker_id_set;
 
 	/*
 	 * A value from postgresql.conf that fails validation only draws a WARNING
@@ -201,8 +202,6 @@ _PG_init(void)
 											true, false);
 
 		raw[i] = value ? pstrdup(value) : NULL;
-		if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_EPOCH)
-			epoch_index = i;
 	}
 
 	prev_process_utility_hook = ProcessUtility_hook;
@@ -210,29 +209,9 @@ _PG_init(void)
 
 	if (!process_shared_preload_libraries_in_progress)
 	{
-		int64		epoch_unix_ms;
-		const char *detail;
-
 		snowflake_define_settings(PGC_SIGHUP);
 		MarkGUCPrefixReserved("snowflake");
-		if (!snowflake_layout_from_settings(&snowflake_layout, 0))
-			snowflake_layout_init_twitter(&snowflake_layout);
-		if (raw[epoch_index] != NULL &&
-			!snowflake_parse_epoch(raw[epoch_index], &epoch_unix_ms, &detail))
-			snowflake_epoch_error = MemoryContextStrdup(TopMemoryContext,
-														raw[epoch_index]);
-		for (size_t i = 0; i < SNOWFLAKE_NUM_SETTINGS; i++)
-		{
-			if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH &&
-				raw[i] != NULL && snowflake_width_error == NULL &&
-				!snowflake_setting_value_is_valid(&snowflake_settings[i], raw[i],
-												  NULL, &detail))
-			{
-				snowflake_width_error = &snowflake_settings[i];
-				snowflake_width_error_value =
-					MemoryContextStrdup(TopMemoryContext, raw[i]);
-			}
-		}
+		snowflake_note_bad_presets(raw);
 		return;
 	}
 
@@ -240,22 +219,8 @@ _PG_init(void)
 	snowflake_define_settings(PGC_POSTMASTER);
 	snowflake_reject_unknown_settings();
 	MarkGUCPrefixReserved("snowflake");
-
-	/* the layout first: node ids are checked against its widths */
-	for (size_t i = 0; i < SNOWFLAKE_NUM_SETTINGS; i++)
-	{
-		if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH)
-			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
-	}
-	snowflake_set_layout();
+	worker_id_set = snowflake_check_presets(raw);
 	snowflake_clock_init();
-	for (size_t i = 0; i < SNOWFLAKE_NUM_SETTINGS; i++)
-	{
-		if (snowflake_settings[i].kind != SNOWFLAKE_SETTING_WIDTH)
-			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
-		if (strcmp(snowflake_settings[i].name, "snowflake.worker_id") == 0)
-			worker_id_set = raw[i] != NULL;
-	}
 
 	/*
 	 * pg_upgrade's servers (binary upgrade mode) issue no IDs: no mark to
@@ -276,6 +241,67 @@ _PG_init(void)
 	shmem_startup_hook = snowflake_shmem_startup;
 	prev_emit_log_hook = emit_log_hook;
 	emit_log_hook = snowflake_emit_log;
+}
+
+/*
+ * Loaded without the preload: the layout the settings give, or Twitter's
+ * where they give none, is what the decoding functions use.  An epoch or a
+ * width from postgresql.conf that fails its check is remembered, so that
+ * snowflake_parse(id) and its kin refuse to decode with the default in its
+ * place.
+ */
+static void
+snowflake_note_bad_presets(const char **raw)
+{
+	if (!snowflake_layout_from_settings(&snowflake_layout, 0))
+		snowflake_layout_init_twitter(&snowflake_layout);
+	for (size_t i = 0; i < SNOWFLAKE_NUM_SETTINGS; i++)
+	{
+		const SnowflakeSetting *setting = &snowflake_settings[i];
+		int64		epoch_unix_ms;
+		const char *detail;
+
+		if (raw[i] == NULL)
+			continue;
+		if (setting->kind == SNOWFLAKE_SETTING_EPOCH &&
+			!snowflake_parse_epoch(raw[i], &epoch_unix_ms, &detail))
+			snowflake_epoch_error = MemoryContextStrdup(TopMemoryContext,
+														raw[i]);
+		if (setting->kind == SNOWFLAKE_SETTING_WIDTH &&
+			snowflake_width_error == NULL &&
+			!snowflake_setting_value_is_valid(setting, raw[i], NULL, &detail))
+		{
+			snowflake_width_error = setting;
+			snowflake_width_error_value =
+				MemoryContextStrdup(TopMemoryContext, raw[i]);
+		}
+	}
+}
+
+/*
+ * Preloaded: refuse to start on a value from postgresql.conf that fails its
+ * check, the layout first, since node ids are checked against its widths.
+ * Returns whether snowflake.worker_id was set, which the registry forbids.
+ */
+static bool
+snowflake_check_presets(const char **raw)
+{
+	bool		worker_id_set = false;
+
+	for (size_t i = 0; i < SNOWFLAKE_NUM_SETTINGS; i++)
+	{
+		if (snowflake_settings[i].kind == SNOWFLAKE_SETTING_WIDTH)
+			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+	}
+	snowflake_set_layout();
+	for (size_t i = 0; i < SNOWFLAKE_NUM_SETTINGS; i++)
+	{
+		if (snowflake_settings[i].kind != SNOWFLAKE_SETTING_WIDTH)
+			snowflake_validate_preset(&snowflake_settings[i], raw[i]);
+		if (strcmp(snowflake_settings[i].name, "snowflake.worker_id") == 0)
+			worker_id_set = raw[i] != NULL;
+	}
+	return worker_id_set;
 }
 
 /*
