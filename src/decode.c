@@ -324,6 +324,35 @@ snowflake_compose(PG_FUNCTION_ARGS)
 										 worker_id, sequence));
 }
 
+/* An ID's parts, as snowflake_format and snowflake_json print them */
+typedef struct SnowflakeIdParts
+{
+	int64		id;
+	TimestampTz time;
+	int			datacenter_id;
+	int			worker_id;
+	int64		sequence;
+} SnowflakeIdParts;
+
+/*
+ * The parts of the ID that is the first argument of a function called as
+ * (id bigint[, epoch timestamptz]).
+ */
+static void
+snowflake_call_id_parts(FunctionCallInfo fcinfo, SnowflakeIdParts *parts)
+{
+	SnowflakeLayout twitter;
+	TimestampTz epoch;
+	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
+														  &epoch);
+
+	parts->id = PG_GETARG_INT64(0);
+	parts->time = snowflake_id_time(layout, parts->id, epoch, 1);
+	parts->datacenter_id = snowflake_id_datacenter(layout, parts->id);
+	parts->worker_id = snowflake_id_worker(layout, parts->id);
+	parts->sequence = snowflake_id_sequence(layout, parts->id);
+}
+
 /*
  * snowflake_format(id bigint[, epoch timestamptz]) returns text:
  * "2017-09-15T09:35:04.848Z dc=2 worker=5 seq=0".
@@ -331,20 +360,15 @@ snowflake_compose(PG_FUNCTION_ARGS)
 Datum
 snowflake_format(PG_FUNCTION_ARGS)
 {
-	SnowflakeLayout twitter;
-	TimestampTz epoch;
-	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
-														  &epoch);
-	int64		id = PG_GETARG_INT64(0);
+	SnowflakeIdParts parts;
 	StringInfoData buf;
 
+	snowflake_call_id_parts(fcinfo, &parts);
 	initStringInfo(&buf);
-	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
-						 SNOWFLAKE_UTC_ISO);
+	snowflake_append_utc(&buf, parts.time, SNOWFLAKE_UTC_ISO);
 	appendStringInfo(&buf, " dc=%d worker=%d seq=%lld",
-					 snowflake_id_datacenter(layout, id),
-					 snowflake_id_worker(layout, id),
-					 (long long) snowflake_id_sequence(layout, id));
+					 parts.datacenter_id, parts.worker_id,
+					 (long long) parts.sequence);
 	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
 }
 
@@ -357,22 +381,18 @@ snowflake_format(PG_FUNCTION_ARGS)
 Datum
 snowflake_json(PG_FUNCTION_ARGS)
 {
-	SnowflakeLayout twitter;
-	TimestampTz epoch;
-	const SnowflakeLayout *layout = snowflake_call_layout(fcinfo, 1, &twitter,
-														  &epoch);
-	int64		id = PG_GETARG_INT64(0);
+	SnowflakeIdParts parts;
 	StringInfoData buf;
 
+	snowflake_call_id_parts(fcinfo, &parts);
 	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"id\": \"%lld\", \"ts\": \"", (long long) id);
-	snowflake_append_utc(&buf, snowflake_id_time(layout, id, epoch, 1),
-						 SNOWFLAKE_UTC_ISO);
+	appendStringInfo(&buf, "{\"id\": \"%lld\", \"ts\": \"",
+					 (long long) parts.id);
+	snowflake_append_utc(&buf, parts.time, SNOWFLAKE_UTC_ISO);
 	appendStringInfo(&buf,
 					 "\", \"datacenter_id\": %d, \"worker_id\": %d, \"sequence\": %lld}",
-					 snowflake_id_datacenter(layout, id),
-					 snowflake_id_worker(layout, id),
-					 (long long) snowflake_id_sequence(layout, id));
+					 parts.datacenter_id, parts.worker_id,
+					 (long long) parts.sequence);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
 

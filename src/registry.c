@@ -122,8 +122,6 @@ typedef struct SnowflakeClaimFileV1
 
 SnowflakeRegistryState *registry_state = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*---- GUC variables ----*/
 
@@ -139,8 +137,6 @@ int			registry_max_worker_id = 0;
 
 /*---- function declarations ----*/
 
-static void registry_shmem_request(void);
-static void registry_shmem_startup(void);
 pg_noreturn static void registry_error(SnowflakeRegistryState *copy);
 pg_noreturn static void registry_refused_error(SnowflakeRegistryState *copy);
 
@@ -194,37 +190,27 @@ snowflake_registry_start(bool worker_id_set, int datacenter_id,
 
 	registry_datacenter_id = datacenter_id;
 	registry_max_worker_id = max_worker_id;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = registry_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = registry_shmem_startup;
-
 }
 
 /*---- shared memory ----*/
 
-static void
-registry_shmem_request(void)
+/* The shared memory registry mode takes (see registry.h). */
+Size
+snowflake_registry_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(SnowflakeRegistryState)));
+	return MAXALIGN(sizeof(SnowflakeRegistryState));
 }
 
 /*
  * Create the claim state at postmaster start and after a crash of a backend:
- * a new incarnation, with a new token, that has claimed nothing yet.
+ * a new incarnation, with a new token, that has claimed nothing yet.  Called
+ * by the module's shared-memory startup hook, with AddinShmemInitLock held.
  */
-static void
-registry_shmem_startup(void)
+void
+snowflake_registry_shmem_init(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	registry_state = ShmemInitStruct("snowflake registry",
 									 sizeof(SnowflakeRegistryState), &found);
 	if (!found)
@@ -252,7 +238,6 @@ registry_shmem_startup(void)
 				 bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11],
 				 bytes[12], bytes[13], bytes[14], bytes[15]);
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
 /* CLOCK_MONOTONIC in microseconds, comparable between processes */

@@ -50,13 +50,20 @@ extern bool snowflake_registry_check_conninfo(const char *value,
 /*
  * Called from _PG_init while preloading, once the settings are checked:
  * refuse to start when snowflake.worker_id is set in registry mode (which
- * worker_id_set says), and in registry mode ask for shared memory.  The
- * caller registers the registry worker (snowflake_registry_main) in
- * registry mode.  Claims are made in datacenter_id, for a
- * worker id from 0 to max_worker_id (the server's layout).
+ * worker_id_set says).  The caller registers the registry worker
+ * (snowflake_registry_main) in registry mode.  Claims are made in
+ * datacenter_id, for a worker id from 0 to max_worker_id (the server's
+ * layout).
  */
 extern void snowflake_registry_start(bool worker_id_set, int datacenter_id,
 									 int max_worker_id);
+
+/*
+ * Registry mode's shared memory, which the module's shared-memory hooks ask
+ * for and create in registry mode.
+ */
+extern Size snowflake_registry_shmem_size(void);
+extern void snowflake_registry_shmem_init(void);
 
 /*
  * In registry mode, return once this server holds a claim it may generate

@@ -84,10 +84,11 @@
  * The files of src/:
  *
  *	 snowflake.c	 module load: _PG_init, the registration of both
- *					 workers, the shared-memory hooks
+ *					 workers, the one chain of shared-memory hooks
  *	 compat.h		 every difference between PostgreSQL majors
  *	 layout.h/.c	 the bit layout and the server's layout
- *	 settings.h/.c	 the settings: their table, definition and checks
+ *	 settings.h/.c	 the settings: the table that defines every one, and
+ *					 the checks of their values
  *	 epoch.h/.c		 parsing an epoch
  *	 utility.h/.c	 the ProcessUtility hook: SET checks and DISCARD
  *	 state.h/.c		 the shared state, its size, raising its floors
@@ -106,8 +107,9 @@
  *	 decode.h/.c	 snowflake_parse and the other functions on IDs
  *	 ranges.c		 time ranges: snowflake_min_id, _max_id, _between
  *					 and its planner support, _partition_bounds
- *	 registry.h/.c	 the worker id registry: its settings, the gate
- *					 backends pass, the claim state and cache file
+ *	 registry.h/.c	 the worker id registry: its settings' values, the
+ *					 gate backends pass, the claim state in shared
+ *					 memory and the cache file
  *	 registry_worker.c the registry worker
  *	 registry_libpq.h/.c talking to the registry over libpq, with timeouts
  *	 uninstall.h/.c	 snowflake.enabled, which stops generation and the
@@ -359,6 +361,8 @@ snowflake_shmem_request(void)
 
 	RequestAddinShmemSpace(snowflake_shmem_size());
 	RequestNamedLWLockTranche("snowflake", 1);
+	if (snowflake_registry_enabled())
+		RequestAddinShmemSpace(snowflake_registry_shmem_size());
 }
 
 /*
@@ -411,6 +415,8 @@ snowflake_shmem_startup(void)
 		state->monotonic_ref_ms = snowflake_monotonic_ms();
 		snowflake_load_mark_file(state);
 	}
+	if (snowflake_registry_enabled())
+		snowflake_registry_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!IsUnderPostmaster)
