@@ -14,7 +14,8 @@
 #   7. a server restarted during a short outage generates again once the
 #      registry gives it its own claim back;
 # and, found in review of 1.2, a clean restart generates at once however
-# long the takeover delay.
+# long the takeover delay.  A server waiting for a released claim is told so,
+# and with require_check_in no ID passes the time promised the registry.
 # (3 is in sql/registry.sql, 8 in t/035_registry_clock.pl, 9 in
 # sql/between.sql.)
 
@@ -31,7 +32,7 @@ use Time::HiRes qw(time usleep);
 
 my $registry = snowflake_registry('registry');
 
-# "pair|id" of a new ID from node, or undef; never dies
+# The pair and a new ID from node, or (undef, undef, its error); never dies
 sub next_id_of
 {
 	my ($node) = @_;
@@ -42,11 +43,12 @@ SELECT p.datacenter_id || '|' || p.worker_id || '|' || i.id
 FROM (SELECT snowflake_next_id() AS id) i, snowflake_parse(i.id) p},
 		stdout => \$stdout,
 		stderr => \$stderr);
-	return $stdout =~ /^(\d+\|\d+)\|(\d+)$/m ? ($1, $2) : ();
+	return $stdout =~ /^(\d+\|\d+)\|(\d+)$/m ? ($1, $2) : (undef, undef, $stderr);
 }
 
 # Draws IDs from each node in turn for the given seconds; returns, per node
-# name, the times (the test's clock) and IDs of its successful calls.
+# name, the times (the test's clock) and IDs of its successful calls, and
+# under "errors", per node name, the errors of the others.
 sub draw_ids
 {
 	my ($seconds, @nodes) = @_;
@@ -57,10 +59,16 @@ sub draw_ids
 		foreach my $node (@nodes)
 		{
 			my $before = time();
-			my ($pair, $id) = next_id_of($node);
-			push @{ $drawn{ $node->name } },
-			  { start => $before, end => time(), pair => $pair, id => $id }
-			  if defined $id;
+			my ($pair, $id, $err) = next_id_of($node);
+			if (defined $id)
+			{
+				push @{ $drawn{ $node->name } },
+				  { start => $before, end => time(), pair => $pair, id => $id };
+			}
+			else
+			{
+				push @{ $drawn{errors}{ $node->name } }, $err // '';
+			}
 		}
 		usleep(20_000);
 	}
@@ -225,6 +233,9 @@ my $released_at = time();
 $drawn = draw_ids(8, $old, $newcomer);
 ok(@{ $drawn->{newcomer} // [] },
 	'the other server gets the released worker id');
+ok( (grep { /worker id 0 of datacenter 6 is being freed for this server/ }
+		  @{ $drawn->{errors}{newcomer} // [] }),
+	'until then it is told that the worker id is being freed for it');
 ok(@{ $drawn->{old} // [] }, 'its holder generated after the release');
 is(overlap($drawn, 'old', 'newcomer'),
 	'', 'but never at the same time as the new holder, and below its IDs');
@@ -325,6 +336,37 @@ cmp_ok($quick_took, '<', 5,
 	"at once, not a takeover delay later ($quick_took s)");
 cmp_ok($quick_id, '>', $before_restart, 'above its IDs before the restart');
 $quick->stop;
+
+#
+# With require_check_in on, no ID passes the time this server promised the
+# registry at its last check-in: the clock plus the takeover delay plus the
+# server's max_lead.  A session that may run further ahead is refused past
+# it.  (Four bits of sequence: 16 IDs a millisecond.)
+#
+my $promise = snowflake_node('promise', registry => $registry,
+	extra_conf => "snowflake.registry_require_check_in = on\n"
+	  . "snowflake.registry_takeover_delay = '1s'\n"
+	  . "snowflake.registry_check_in_interval = '200ms'\n"
+	  . "snowflake.sequence_bits = 4\n");
+start_node($promise);
+wait_for_pair($promise);
+is( $promise->safe_psql(
+		'postgres', q{SET snowflake.max_lead = '1h';
+SELECT count(*) FROM snowflake_next_ids(1600)}),
+	'1600',
+	'a block within the promise is issued ahead of the clock');
+my ($promise_out, $promise_err);
+$promise->psql(
+	'postgres', '\set VERBOSITY verbose' . "\n" . q{SET snowflake.max_lead = '1h';
+SELECT count(*) FROM snowflake_next_ids(160000)},
+	stdout => \$promise_out,
+	stderr => \$promise_err);
+like(
+	$promise_err,
+	qr/ERROR:  55000: could not generate a snowflake ID: the ID would pass the time this server promised the registry\n.*DETAIL:  "snowflake.registry_require_check_in" is on, and at its last check-in this server promised to issue no ID later than \d+ ms after snowflake.epoch before its next check-in; the next ID is \d+ ms later\./,
+	'a block that would run 10 s ahead is refused: past the promise of 1 s');
+unlike($promise_out, qr/\d/, 'and issues no ID');
+$promise->stop;
 
 #
 # The floor of a claim taken over is cached with it: a new holder that
