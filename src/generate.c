@@ -594,10 +594,11 @@ snowflake_mark_reached(int64 end_ms)
  * issued, and the caller tries again.
  */
 static inline bool
-snowflake_claim_added(const SnowflakeLayout *layout, int64 now_ms,
+snowflake_claim_added(SnowflakeSharedState *state,
+					  const SnowflakeLayout *layout, int64 now_ms,
 					  uint64 mark, uint64 *tick)
 {
-	*tick = pg_atomic_fetch_add_u64(&snowflake_state->last_tick, 1) + 1;
+	*tick = pg_atomic_fetch_add_u64(&state->last_tick, 1) + 1;
 	return snowflake_claim_fits(layout,
 								(int64) (*tick >> layout->sequence_bits),
 								now_ms, mark);
@@ -705,14 +706,15 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 		{
 			/*
 			 * The coarse clock let the claim through above, unless the clock
-			 * went back since the call began: try again on the exact one
-			 * before any wait.
+			 * went back since the call began: wait on the exact one.
 			 */
-			if (exact)
-				snowflake_wait_for_clock(last, first, end_ms, now_ms,
-										 us_into_ms, &wait_start,
-										 &counted_wait);
-			snowflake_claim_in_lead = false;
+			if (!exact)
+			{
+				snowflake_claim_in_lead = false;
+				continue;
+			}
+			snowflake_wait_for_clock(last, first, end_ms, now_ms, us_into_ms,
+									 &wait_start, &counted_wait);
 			CHECK_FOR_INTERRUPTS();
 			continue;
 		}
@@ -729,7 +731,8 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 			end_ms < now_ms + snowflake_max_lead_ms &&
 			snowflake_claims_may_add(layout))
 		{
-			if (!snowflake_claim_added(layout, now_ms, mark, &first))
+			if (!snowflake_claim_added(state, layout, now_ms, mark,
+									   &first))
 				continue;
 			end = first;
 			end_ms = (int64) (end >> layout->sequence_bits);

@@ -36,11 +36,6 @@
 #define SNOWFLAKE_REGISTRY_MIN_LEASE_S		60
 
 /*
- * Define the registry settings, from settings.c's definition of all
- * settings; start_context is the context of the server-start ones.
- */
-
-/*
  * Is value a valid snowflake.registry?  If not, *detail says why.  Never
  * throws.
  */

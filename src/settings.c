@@ -67,7 +67,9 @@ static void snowflake_assign_width(int newval, void *extra);
 
 /*
  * Every setting, once: snowflake_define_settings defines each from its
- * entry, and the checks of postgresql.conf and of SET read the same bounds.
+ * entry, and the checks of postgresql.conf and of SET read the same bounds
+ * (but for node ids, which must fit the layout's widths: see
+ * snowflake_node_id_max).
  * The widths come first, in the order of the layout
  * (snowflake_pending_layout relies on it).
  */

@@ -352,7 +352,10 @@ snowflake_register_worker(const char *function_name, const char *name)
 
 /*---- shared memory ----*/
 
-/* Reserve the shared state and the lock that serialises mark writers. */
+/*
+ * Reserve the shared state and the lock that serialises mark writers, and
+ * in registry mode the registry's state.
+ */
 static void
 snowflake_shmem_request(void)
 {
@@ -367,7 +370,8 @@ snowflake_shmem_request(void)
 
 /*
  * Create the shared state at postmaster start (and after a crash of a
- * backend), resuming from the durable mark.
+ * backend), resuming from the durable mark, and in registry mode the
+ * registry's state.
  */
 static void
 snowflake_shmem_startup(void)
