@@ -38,6 +38,17 @@ Because a misconfigured libfaketime would make these tests pass vacuously,
 each test checks the server's clock against the test's own with
 check_clock_offset() (or check_clock_rate()).
 
+libfaketime 0.9.10 reads the real clock inside its select() wrapper, and up
+to PostgreSQL 15 the postmaster forks the autovacuum launcher, the WAL writer
+and the background workers (snowflake's among them) from signal handlers
+that run inside its select(): those children would run on the real clock.
+So a small preload library, t/faketime_select.c, is built at the first
+start with the compiler of C<pg_config --cc> and put before libfaketime in
+LD_PRELOAD; its select() bypasses libfaketime's (see that file).  The first
+start_node() of each test (or faketime_env()) checks with a throwaway node,
+a test of its own, that the processes the postmaster forks from its signal
+handlers are on the faked clock.
+
 libfaketime is looked for in the directory of the machine's architecture
 (as dpkg-architecture or gcc name it), then in any library directory; the
 environment variable LIBFAKETIME names it explicitly.  Where it is missing,
@@ -490,6 +501,44 @@ sub set_clock
 	return;
 }
 
+# the preload library that keeps libfaketime's select() from leaving the
+# children the postmaster forks from its signal handlers on the real clock
+# (see t/faketime_select.c), built once per test; undef where it could not be
+# built, which the check of _check_children_faked then reports where it
+# matters
+my $select_shim;
+my $select_shim_tried;
+
+sub _select_shim
+{
+	return $select_shim if $select_shim_tried;
+	$select_shim_tried = 1;
+
+	my $src = dirname(__FILE__) . '/faketime_select.c';
+	my $cc  = eval { (run_command([ 'pg_config', '--cc' ]))[0] } // '';
+	chomp $cc;
+	my @cc = $cc =~ /\S/ ? split(' ', $cc) : ('cc');
+	my $so = PostgreSQL::Test::Utils::tempdir('faketime_select')
+	  . '/faketime_select.so';
+	my ($out, $err) = ('', '');
+	my $built = eval {
+		IPC::Run::run(
+			[ @cc, '-shared', '-fPIC', '-O2', '-o', $so, $src, '-ldl' ],
+			'>', \$out, '2>', \$err);
+	};
+	if ($built && -f $so)
+	{
+		$select_shim = $so;
+	}
+	else
+	{
+		diag "could not build $so with \"@cc\" (children the postmaster "
+		  . "forks from signal handlers may run on the real clock): "
+		  . ($@ || "$out$err");
+	}
+	return $select_shim;
+}
+
 # the environment that makes libfaketime fake the postmaster's clock; none
 # where libfaketime is missing
 sub _faketime_env
@@ -498,7 +547,8 @@ sub _faketime_env
 	return () unless defined $libfaketime;
 
 	my %env = (
-		LD_PRELOAD                   => $libfaketime,
+		LD_PRELOAD =>
+		  join(':', grep { defined } _select_shim(), $libfaketime),
 		FAKETIME_TIMESTAMP_FILE      => $clock_file{ $node->name },
 		FAKETIME_DONT_FAKE_MONOTONIC => '1');
 
@@ -526,13 +576,17 @@ sub _faketime_env
 =item restart_node(node)
 
 $node->start / $node->restart with libfaketime preloaded into the
-postmaster, where libfaketime is installed.
+postmaster, where libfaketime is installed.  The first of them in a test
+(or of faketime_env) first checks, as a test of its own, that libfaketime
+fakes the clock of every process a postmaster forks; see
+_check_children_faked.
 
 =cut
 
 sub start_node
 {
 	my ($node, %params) = @_;
+	_check_children_faked();
 	my %env = _faketime_env($node);
 	local @ENV{ keys %env } = values %env;
 	return $node->start(%params);
@@ -541,6 +595,7 @@ sub start_node
 sub restart_node
 {
 	my ($node) = @_;
+	_check_children_faked();
 	my %env = _faketime_env($node);
 	local @ENV{ keys %env } = values %env;
 	return $node->restart;
@@ -561,8 +616,67 @@ missing.
 sub faketime_env
 {
 	my ($node, %params) = @_;
+	_check_children_faked();
 	_setup_clock($node, %params) unless defined $clock_file{ $node->name };
 	return _faketime_env($node);
+}
+
+# Once per test, where libfaketime is installed: a test that every process
+# of a throwaway server started an hour behind (no snowflake loaded) has
+# backend_start on that clock, in particular those the postmaster forks from
+# its signal handlers, such as the autovacuum launcher and the logical
+# replication launcher (a background worker, started as snowflake's are).
+# With libfaketime's select() wrapper and a PostgreSQL 15 postmaster they ran
+# on the real clock; see t/faketime_select.c.
+my $children_checked;
+
+sub _check_children_faked
+{
+	return if $children_checked || !defined $libfaketime;
+	$children_checked = 1;
+
+	my $offset    = -3600;
+	my $tolerance = 5;
+	my @launchers = ('autovacuum launcher', 'logical replication launcher');
+	my $probe     = PostgreSQL::Test::Cluster->new('faketime_probe');
+	$probe->init;
+	_setup_clock($probe, offset => $offset);
+	my $started = time();
+	start_node($probe);
+
+	# (backend_type, backend_start in s since 1970) of each server process,
+	# read until the launchers, started after recovery, show up
+	my (@processes, @missing);
+	my $deadline = time() + 10;
+	while (1)
+	{
+		@processes = map { [ split /\|/ ] } split /\n/,
+		  $probe->safe_psql(
+			'postgres', q{
+SELECT backend_type || '|' || extract(epoch FROM backend_start)
+FROM pg_stat_activity
+WHERE backend_type <> 'client backend'});
+		my %seen = map { $_->[0] => 1 } @processes;
+		@missing = grep { !$seen{$_} } @launchers;
+		last if !@missing || time() > $deadline;
+		usleep(100_000);
+	}
+	my $checked = time();
+	$probe->teardown_node;
+
+	my @wrong = map {
+		sprintf('%s started %.1f s from the real time of the start',
+			$_->[0], $_->[1] - $started)
+	  } grep {
+		$_->[1] < $started + $offset - $tolerance
+		  || $_->[1] > $checked + $offset + $tolerance
+	  } @processes;
+	ok(!@missing && !@wrong,
+		'every process of a postmaster under libfaketime, also those it '
+		  . 'forks from signal handlers, runs on the faked clock')
+	  or diag join("\n", "expected about $offset s:", @wrong,
+		map { "no $_ in pg_stat_activity" } @missing);
+	return;
 }
 
 =pod
