@@ -33,7 +33,8 @@
 
 /*---- generation ----*/
 
-pg_noreturn static void snowflake_report_clock_behind(int64 behind_ms);
+pg_noreturn static void snowflake_report_clock_behind(int64 behind_ms,
+													  int64 lead_ms);
 pg_noreturn static void snowflake_report_resuming(int64 ahead_ms);
 pg_noreturn static void snowflake_report_registry_floor(int64 ahead_ms);
 pg_noreturn static void snowflake_report_clock_jump(int64 jump_ms);
@@ -125,9 +126,12 @@ snowflake_count_refusal(void)
 	return true;
 }
 
-/* Refuse an ID because the clock is behind the newest ID. */
+/*
+ * Refuse an ID because the clock is behind the newest ID, by behind_ms; the
+ * claim would lie lead_ms ahead of it, the max_lead it needs.
+ */
 static void
-snowflake_report_clock_behind(int64 behind_ms)
+snowflake_report_clock_behind(int64 behind_ms, int64 lead_ms)
 {
 	if (snowflake_count_refusal())
 		ereport(LOG,
@@ -138,13 +142,12 @@ snowflake_report_clock_behind(int64 behind_ms)
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg(SNOWFLAKE_CLOCK_BEHIND_MESSAGE),
-			 errdetail("The clock is %lld ms behind the newest ID, %lld ms more than snowflake.max_lead allows, and did not catch up within snowflake.max_clock_wait (%d ms).",
-					   (long long) behind_ms,
-					   (long long) (behind_ms - snowflake_max_lead_ms),
-					   snowflake_max_clock_wait),
-			 behind_ms <= INT_MAX ?
+			 errdetail("The clock is %lld ms behind the newest ID, and the next ID would lie %lld ms ahead of it, more than snowflake.max_lead (%d ms) allows; it did not catch up within snowflake.max_clock_wait (%d ms).",
+					   (long long) behind_ms, (long long) lead_ms,
+					   snowflake_max_lead_ms, snowflake_max_clock_wait),
+			 lead_ms <= INT_MAX ?
 			 errhint("Check the system clock, or raise snowflake.max_lead to at least %lld ms.",
-					 (long long) behind_ms) :
+					 (long long) lead_ms) :
 			 errhint("No snowflake.max_lead reaches that far; see \"A clock far in the future\" in the README.")));
 }
 
@@ -348,7 +351,7 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 			snowflake_report_registry_floor(below_ms + 1 - now_ms);
 		if (resuming)
 			snowflake_report_resuming(below_ms + 1 - now_ms);
-		snowflake_report_clock_behind(below_ms - now_ms);
+		snowflake_report_clock_behind(below_ms - now_ms, end_ms - now_ms);
 	}
 	if (!*counted)
 		pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);

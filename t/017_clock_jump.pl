@@ -94,9 +94,38 @@ like(
 my ($needed_ms) = $stderr =~ /max_lead to at least (\d+) ms/;
 $needed_ms //= 0;
 $id = $node->safe_psql('postgres',
-	"SET snowflake.max_lead = " . ($needed_ms + 60_000) . ";\n"
+	"SET snowflake.max_lead = $needed_ms;\n"
 	  . 'INSERT INTO ids SELECT snowflake_next_id() RETURNING id');
 cmp_ok($id, '>', $before_max, '... and that max_lead works');
+
+# A block needs the lead of its last ID: its hint names a max_lead longer
+# than a single ID's by the block's 244 ms (a million IDs, 4096 a
+# millisecond), less the moment between the two calls.
+my $hints = $node->safe_psql(
+	'postgres', q{
+SET snowflake.max_clock_wait = 0;
+SET snowflake.max_lead = '1s';
+CREATE FUNCTION pg_temp.hint_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	hint text;
+BEGIN
+	EXECUTE query;
+	RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+	RETURN hint;
+END $$;
+SELECT pg_temp.hint_of('SELECT snowflake_next_id()') || ' / ' ||
+	pg_temp.hint_of('SELECT count(*) FROM snowflake_next_ids(1000000)');});
+my ($one_ms, $block_ms) = $hints =~ /max_lead to at least (\d+) ms/g;
+cmp_ok(($block_ms // 0) - ($one_ms // 0),
+	'>', 200, 'a block\'s hint names the lead its last ID needs')
+  or diag $hints;
+is( $node->safe_psql(
+		'postgres', "SET snowflake.max_lead = " . ($block_ms // 0) . ";\n"
+		  . 'SELECT count(*) FROM snowflake_next_ids(1000000)'),
+	'1000000',
+	'... and that max_lead works');
 
 # A clock already 30 years ahead when the server starts is not seen as a
 # jump: IDs take that time.
