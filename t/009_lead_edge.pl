@@ -1,0 +1,94 @@
+
+# Copyright (c) 2026, the snowflake authors
+
+# Sessions that draw IDs faster than a narrow sequence lets the clock give
+# them keep the generator at the edge of a short max_lead: claims that burn
+# ticks past the lead, waits for the next millisecond, and compare-and-swaps
+# that lose races, all at once.  Two layouts take the two ways of claiming
+# (see snowflake_claims_may_add in src/generate.c):
+#   - 4 bits of sequence, 16 ticks a millisecond, fewer than the server's
+#     backends: every claim is a compare-and-swap;
+#   - 8 bits, 256 ticks a millisecond, more than its backends: one ID well
+#     inside the lead is an atomic addition, and the additions that raced
+#     past the lead burn their ticks.
+# Either way no ID is repeated, each session's IDs strictly increase, and no
+# ID's time lies before its statement's start or beyond max_lead of the
+# clock after it.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $lead = 20;
+
+foreach my $case ([ 4, 4, 20_000 ], [ 8, 4, 100_000 ])
+{
+	my ($bits, $sessions, $per_session) = @$case;
+	my $total = $sessions * $per_session;
+	my $node = snowflake_node("edge$bits",
+		extra_conf => "snowflake.sequence_bits = $bits\n"
+		  . "snowflake.max_lead = $lead\n");
+	start_node($node);
+	$node->safe_psql(
+		'postgres', q{
+CREATE EXTENSION snowflake;
+CREATE TABLE ids (client int, n int, id bigint, started timestamptz,
+	after timestamptz)});
+	# MaxBackends, as the server counts it: from 18 on autovacuum_worker_slots
+	# and two special workers, before autovacuum_max_workers and one
+	my $max_backends = $node->safe_psql(
+		'postgres', q{
+SELECT current_setting('max_connections')::int
+	+ coalesce(current_setting('autovacuum_worker_slots', true)::int + 2,
+		current_setting('autovacuum_max_workers')::int + 1)
+	+ current_setting('max_worker_processes')::int
+	+ current_setting('max_wal_senders')::int});
+	my $adds = $max_backends < 2**$bits;
+	ok($adds == ($bits == 8),
+		"$bits-bit sequence, $max_backends backends: claims "
+		  . ($adds ? 'may add' : 'only compare-and-swap'));
+
+	my $waits_before = $node->safe_psql('postgres',
+		'SELECT sequence_waits FROM snowflake_status');
+	$node->pgbench(
+		"--no-vacuum --client=$sessions --jobs=2 --transactions=1",
+		0,
+		[qr{processed: $sessions/$sessions}],
+		[qr{^$}],
+		"$bits-bit sequence: $sessions sessions draw $per_session IDs each "
+		  . "at once, max_lead $lead ms",
+		{
+			"009_edge_$bits" => "INSERT INTO ids SELECT :client_id, n, "
+			  . 'snowflake_next_id(), statement_timestamp(), clock_timestamp() '
+			  . "FROM generate_series(1, $per_session) n;"
+		});
+	is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
+		"$total|$total", "$bits-bit sequence: $total IDs, all distinct");
+	check_strictly_increasing($node, 'ids',
+		"$bits-bit sequence: each session's IDs strictly increase",
+		partition_by => 'client');
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT count(*) FILTER (WHERE t < date_trunc('milliseconds', started)),
+	count(*) FILTER (WHERE t > date_trunc('milliseconds', after)
+		+ interval '1 ms' * $lead)
+FROM (SELECT snowflake_timestamp(id) AS t, started, after FROM ids) x}),
+		'0|0',
+		"$bits-bit sequence: no ID's time is before its statement's start, "
+		  . 'nor beyond max_lead of the clock after it');
+	cmp_ok(
+		$node->safe_psql('postgres',
+			"SELECT sequence_waits - $waits_before FROM snowflake_status"),
+		'>', 0,
+		"$bits-bit sequence: calls waited at the edge of the lead");
+	$node->stop;
+}
+
+done_testing();
