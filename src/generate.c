@@ -35,7 +35,8 @@
 
 pg_noreturn static void snowflake_report_clock_behind(int64 behind_ms,
 													  int64 lead_ms);
-pg_noreturn static void snowflake_report_resuming(int64 ahead_ms);
+pg_noreturn static void snowflake_report_resuming(int64 ahead_ms,
+												  int64 lead_ms);
 pg_noreturn static void snowflake_report_registry_floor(int64 ahead_ms);
 pg_noreturn static void snowflake_report_clock_jump(int64 jump_ms);
 
@@ -154,10 +155,11 @@ snowflake_report_clock_behind(int64 behind_ms, int64 lead_ms)
 /*
  * Refuse an ID because generation resumed at the durable mark, after a
  * restart, and the clock has not reached it yet.  That is not a fault of
- * the clock: the mark lies up to a stride ahead of the last real ID.
+ * the clock: the mark lies up to a stride ahead of the last real ID.  The
+ * claim would lie lead_ms ahead of the clock, the max_lead it needs.
  */
 static void
-snowflake_report_resuming(int64 ahead_ms)
+snowflake_report_resuming(int64 ahead_ms, int64 lead_ms)
 {
 	if (snowflake_count_refusal())
 		ereport(LOG,
@@ -168,9 +170,9 @@ snowflake_report_resuming(int64 ahead_ms)
 			 errmsg(SNOWFLAKE_RESUMING_MESSAGE),
 			 errdetail("After a restart, IDs resume at the durable high-water mark, which lies %lld ms ahead of the clock; snowflake.max_clock_wait (%d ms) did not cover the wait.",
 					   (long long) ahead_ms, snowflake_max_clock_wait),
-			 ahead_ms <= INT_MAX ?
+			 lead_ms <= INT_MAX ?
 			 errhint("Wait %lld ms, or raise snowflake.max_lead to at least %lld ms to issue IDs ahead of the clock at once.",
-					 (long long) ahead_ms, (long long) ahead_ms) :
+					 (long long) ahead_ms, (long long) lead_ms) :
 			 errhint("No snowflake.max_lead reaches that far; see \"A clock far in the future\" in the README.")));
 }
 
@@ -350,7 +352,7 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 		if (above_registry_floor)
 			snowflake_report_registry_floor(below_ms + 1 - now_ms);
 		if (resuming)
-			snowflake_report_resuming(below_ms + 1 - now_ms);
+			snowflake_report_resuming(below_ms + 1 - now_ms, end_ms - now_ms);
 		snowflake_report_clock_behind(below_ms - now_ms, end_ms - now_ms);
 	}
 	if (!*counted)
