@@ -512,8 +512,13 @@ registry_error(SnowflakeRegistryState *copy)
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("could not generate a snowflake ID: this server's claim on worker id %d of datacenter %d has moved to another server",
 								copy->worker_id, registry_datacenter_id),
+						 copy->holder_since[0] == '\0' ?
+						 errdetail("It was reassigned on the registry to %s, which has not claimed it yet.",
+								   copy->holder) :
 						 errdetail("It is held by %s since %s.",
 								   copy->holder, copy->holder_since),
+						 copy->holder_since[0] == '\0' ?
+						 errhint("Restart the server to claim a worker id again.") :
 						 errhint("Another start of this server (a copy or a promoted standby) took the claim over while this one did not check in. Restart the server to claim a worker id again.")));
 			break;
 		case CLAIM_RELEASED:

@@ -194,10 +194,13 @@ registry_log_status(SnowflakeClaimStatus status, int worker_id,
 			ereport(LOG,
 					(errmsg("this server's claim on snowflake worker id %d of datacenter %d has moved; no more IDs are generated",
 							worker_id, registry_datacenter_id),
-					 answer && answer->holder[0] != '\0' ?
+					 answer == NULL || answer->holder[0] == '\0' ?
+					 errdetail("The registry no longer records this server's claim.") :
+					 answer->holder_since[0] == '\0' ?
+					 errdetail("It was reassigned on the registry to %s, which has not claimed it yet.",
+							   answer->holder) :
 					 errdetail("It is held by %s since %s.",
-							   answer->holder, answer->holder_since) :
-					 errdetail("The registry no longer records this server's claim.")));
+							   answer->holder, answer->holder_since)));
 			break;
 		case CLAIM_PENDING:
 		case CLAIM_RELEASED:

@@ -196,6 +196,19 @@ ok( $registry->poll_query_until(
 		  . "WHERE datacenter_id = 5 AND worker_id = $released_worker"),
 	'and confirms to the registry that it stopped');
 
+# An operator reassigns a claim to another system: the holder says to whom.
+my $reassigned_worker = (split /\|/, $pairs[1])[1];
+$registry->safe_psql('postgres',
+	"SELECT snowflake_registry_reassign(5, $reassigned_worker, 4242)");
+like(
+	wait_for_refusal($b, undef, qr/has moved/),
+	qr/this server's claim on worker id $reassigned_worker of datacenter 5 has moved to another server\n.*DETAIL:  It was reassigned on the registry to the server with system identifier 4242, which has not claimed it yet\.\n.*HINT:  Restart the server to claim a worker id again\./,
+	'the holder of a reassigned claim stops generating and names the new holder');
+ok( $b->log_contains(
+		'DETAIL:  It was reassigned on the registry to the server with system identifier 4242, which has not claimed it yet\.'
+	),
+	'the log says so too, with no empty "since"');
+
 # A registry database without the extension: the server says so.
 $registry->safe_psql('postgres', 'CREATE DATABASE no_extension');
 (my $no_extension_conninfo = registry_conninfo($registry)) =~
