@@ -395,10 +395,10 @@ snowflake_advance_mark_here(int64 needed_ms)
 
 /*
  * Refresh the mark early, so that nobody has to wait for it: wake the mark
- * writer, or, while it is not running, try to write it here.  A backend wakes the writer once for each
- * mark: the latch stays set until the writer wakes, and the writer then
- * writes the next mark, so setting it again on every call would only cost
- * a memory barrier each time.
+ * writer, or, while it is not running, try to write it here.  A backend
+ * wakes the writer once for each mark: the latch stays set until the writer
+ * wakes, and the writer then writes the next mark, so setting it again on
+ * every call would only cost a memory barrier each time.
  */
 static void
 snowflake_refresh_mark_early(int64 next_ms)

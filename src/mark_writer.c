@@ -95,6 +95,7 @@ snowflake_mark_writer_main(Datum main_arg)
 	for (;;)
 	{
 		bool		active;
+		bool		raised;
 
 		MemoryContextReset(writer_context);
 		snowflake_writer_check_shutdown();
@@ -107,17 +108,16 @@ snowflake_mark_writer_main(Datum main_arg)
 		if (state->mark_invalid)
 			proc_exit(0);
 
-		if (snowflake_writer_advance(start_tick, &active))
-		{
-			/*
-			 * Look again at once: generation may be near the new mark
-			 * already, and a wait for standbys during the write may have
-			 * reset the latch that a backend set meanwhile.
-			 */
-			snowflake_relog_mark();
-			continue;
-		}
+		raised = snowflake_writer_advance(start_tick, &active);
 		snowflake_relog_mark();
+
+		/*
+		 * After raising the mark, look again at once: generation may be near
+		 * the new mark already, and a wait for standbys during the write may
+		 * have reset the latch that a backend set meanwhile.
+		 */
+		if (raised)
+			continue;
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
