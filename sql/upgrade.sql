@@ -1,6 +1,6 @@
 --
 -- ALTER EXTENSION snowflake UPDATE from 1.0, step by step to 1.1, 1.2 and
--- then to the default version (1.3), gives the same objects as a fresh CREATE
+-- then to 1.3 and to the default version (1.4), gives the same objects as a fresh CREATE
 -- EXTENSION of the default version: every function with its definition
 -- (arguments, result, volatility, STRICT, PARALLEL, support function,
 -- SECURITY DEFINER, search_path) and privileges, every view with its query
@@ -60,13 +60,15 @@ SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF)
 SELECT * FROM between_plan WHERE snowflake_between(id, now() - interval '1 hour', now());
-ALTER EXTENSION snowflake UPDATE;
+ALTER EXTENSION snowflake UPDATE TO '1.3';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 EXPLAIN (COSTS OFF)
 SELECT * FROM between_plan WHERE snowflake_between(id, now() - interval '1 hour', now());
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 DROP TABLE between_plan;
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 :describe_sql \gset upgraded_
 -- the objects the update leaves
 SELECT pg_describe_object(d.classid, d.objid, 0) AS object
