@@ -1,7 +1,7 @@
 # snowflake: Twitter-Snowflake IDs generated inside PostgreSQL
 
-EXTENSION = snowflake
-EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'$$/\1/p" $(srcdir)/$(EXTENSION).control)
+EXTENSION = snowflake snowflake_registry
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'$$/\1/p" $(srcdir)/snowflake.control)
 
 MODULE_big = snowflake
 # every C file of src/, one concern each
@@ -11,8 +11,9 @@ OBJS = $(patsubst $(srcdir)/%.c,%.o,$(wildcard $(srcdir)/src/*.c))
 ifdef VPATH
 $(shell mkdir -p src)
 endif
-# every install and upgrade script, relative to the source directory
-DATA = $(notdir $(wildcard $(srcdir)/snowflake--*.sql))
+# every install and upgrade script of both extensions (the generator, and
+# the registry of a fleet), relative to the source directory
+DATA = $(notdir $(wildcard $(srcdir)/snowflake--*.sql $(srcdir)/snowflake_registry--*.sql))
 PGFILEDESC = "snowflake - Twitter-Snowflake IDs generated inside PostgreSQL"
 
 # Tests run against throwaway servers that pg_regress starts itself.
@@ -60,7 +61,7 @@ installcheck-nopreload:
 
 # The PGXN upload: the committed tree as snowflake-<version>.zip.
 dist:
-	git archive --format zip --prefix=$(EXTENSION)-$(EXTVERSION)/ \
-		--output $(EXTENSION)-$(EXTVERSION).zip HEAD
+	git archive --format zip --prefix=snowflake-$(EXTVERSION)/ \
+		--output snowflake-$(EXTVERSION).zip HEAD
 
 EXTRA_CLEAN = tmp_check_nopreload output_nopreload tmp_check_iso output_iso

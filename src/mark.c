@@ -62,24 +62,6 @@ snowflake_raise_id_floor(int64 unix_ms)
 }
 
 /*
- * For the registry (see mark.h): the latest time, in milliseconds since
- * the Unix epoch, that an ID issued within the next within_ms milliseconds
- * can carry, unless the clock jumps: the newest ID's time or the clock,
- * whichever is later, plus within_ms and snowflake.max_lead.
- */
-int64
-snowflake_id_time_bound(int64 within_ms)
-{
-	int			us_into_ms;
-	int64		newest_ms;
-
-	newest_ms = (int64) (pg_atomic_read_u64(&snowflake_state->last_tick) >>
-						 snowflake_layout.sequence_bits);
-	return Max(newest_ms, snowflake_clock_ms(&us_into_ms)) + within_ms +
-		snowflake_max_lead_ms + snowflake_epoch_unix_ms;
-}
-
-/*
  * For the registry (see mark.h): the time of the newest ID, in
  * milliseconds since the Unix epoch.
  */

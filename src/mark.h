@@ -47,11 +47,10 @@
 /*
  * What the registry worker needs of the mark (mark.c), in
  * milliseconds since the Unix epoch: make every later ID carry a time after
- * unix_ms; the latest time an ID issued within the next within_ms can carry;
- * the newest ID's time; and a time as an ID's time (since snowflake.epoch).
+ * unix_ms; the newest ID's time; and a time as an ID's time (since
+ * snowflake.epoch).
  */
 extern void snowflake_raise_id_floor(int64 unix_ms);
-extern int64 snowflake_id_time_bound(int64 within_ms);
 extern int64 snowflake_newest_id_unix_ms(void);
 extern int64 snowflake_unix_to_id_ms(int64 unix_ms);
 

@@ -5,49 +5,35 @@
  *
  * With snowflake.registry set to a libpq connection string, a server does
  * not name its worker id: the registry worker, a background worker, claims
- * one at start from the registry database (where CREATE EXTENSION snowflake
- * created the claims table and its functions), checks in every
- * snowflake.registry_check_in_interval, and marks the claim idle at a clean
- * shutdown.  Only this worker talks to the network.  Backends read the claim
- * from shared memory in snowflake_registry_gate(), which snowflake.c calls
- * before generating, and wait there (at most snowflake.max_clock_wait) only
- * while this server has no usable claim yet.
+ * one at start from the registry database (where CREATE EXTENSION
+ * snowflake_registry created the claims table and its functions), extends
+ * the claim's promise every snowflake.registry_check_in_interval, and marks
+ * the claim idle at a clean shutdown.  Only this worker talks to the
+ * network.  Backends read the claim from shared memory in
+ * snowflake_registry_gate(), which the generator calls before generating,
+ * and wait there (at most snowflake.max_clock_wait) only while this server
+ * has no usable claim.
  *
- * The registry decides every claim in one statement, under a lock per
- * datacenter, so two servers starting at once never get the same id, and
- * never one outside the caller's layout.  A claim belongs to a system
- * identifier (a server and its copies) and, while it runs, to one
- * incarnation of it: a random token made at each start.  No wall clock
- * decides a takeover.  A claim passes to a new incarnation (a restart, a
- * promoted standby, a clone) when the holder marked it idle, or once this
- * worker has watched its version (which every check-in bumps) unchanged for
- * the takeover delay the registry holds, on the monotonic clock, with every
- * round answered; to another system once it was released and the holder
- * confirmed, or the holder cannot be generating any more.  Whoever takes a
- * claim over starts above the time its holder promised at its last check-in
- * (issued_until) or reported when it went idle.  docs/fleet.md, "The lease as a
- * rule", has the whole rule and why it holds.
+ * Safety rests on what the registry records, never on a clock or a delay.
+ * The registry records, for the claim's current holder (its version and
+ * start token), a promise: the latest time an ID of the holder may carry.
+ * This server issues no ID past the promise the registry acknowledged,
+ * durably: the gate checks it again after the atomic operation that claims
+ * the ticks (snowflake_registry_recheck), so a call that waited while the
+ * promise ran out fails.  Every new holder of a pair starts above every
+ * promise the pair ever had, so two holders' IDs lie in disjoint ranges of
+ * time.  When a claim passes (its holder marked it idle, its promise is
+ * behind the registry's clock, an operator released it) decides only who
+ * waits.  docs/fleet.md, "The rule", has the whole argument.
  *
- * With snowflake.registry_require_check_in the holder keeps its side of the
- * rule itself: no ID once the takeover delay has passed since its last
- * successful check-in was sent, and none later than the time that check-in
- * promised.  The gate checks both again after the atomic operation that
- * claims the ticks (snowflake_registry_recheck), so a call that waited
- * while the claim was lost fails.  A server that learns at a check-in that
- * its claim moved or was released stops generating for good, and tells the
- * registry so.
- *
- * The claim is cached in the data directory (snowflake.claim, next to the
- * mark), with the floor it was taken above, so that a server that held a
- * claim can restart while the registry cannot be reached.  A server without
- * one refuses to generate instead: it never falls back to a default worker
- * id.
+ * No cached claim is ever used to generate: a server that cannot reach the
+ * registry at start waits for it.  The last worker id is kept in the data
+ * directory (snowflake.claim) only to ask for the same one again.
  *
  * Shared state: one struct under a spinlock, written by the registry worker
  * alone and read by backends; nothing is reported while the lock is held.
- * The gate's usual case reads three atomics instead (see
- * SnowflakeRegistryState).  The worker id never changes once this server has
- * generated with it.
+ * The gate's usual case reads two atomics and the worker id instead (see
+ * SnowflakeRegistryState).
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -89,13 +75,13 @@
 #define SNOWFLAKE_CLAIM_FILE		"snowflake.claim"
 #define SNOWFLAKE_CLAIM_TEMP_FILE	SNOWFLAKE_CLAIM_FILE ".tmp"
 #define SNOWFLAKE_CLAIM_MAGIC		0x534E434C	/* "SNCL" */
-#define SNOWFLAKE_CLAIM_VERSION		2
+#define SNOWFLAKE_CLAIM_VERSION		3
 
 /*
- * Version 2 adds the floor: a claim taken over from another start or server
- * is cached with the time its IDs must lie above, so that a restart that
- * falls back on the cached claim stays above it too.  Version 1 files (1.1)
- * are read as having none.
+ * The worker id this server last claimed, to ask for the same one again.
+ * Version 3 (1.4) has the fields of version 1 (1.1); version 2 (1.2 and
+ * 1.3) adds the floor of a claim taken over, before the checksum, which is
+ * no longer read: a cached claim never decides anything.
  */
 typedef struct SnowflakeClaimFile
 {
@@ -104,19 +90,19 @@ typedef struct SnowflakeClaimFile
 	uint64		system_identifier;	/* of the server that claimed */
 	int32		datacenter_id;
 	int32		worker_id;
-	int64		floor_unix_ms;	/* IDs lie above this time, or -1 */
 	pg_crc32c	crc;			/* of everything above */
 } SnowflakeClaimFile;
 
-typedef struct SnowflakeClaimFileV1
+typedef struct SnowflakeClaimFileV2
 {
 	uint32		magic;
 	uint32		version;
 	uint64		system_identifier;
 	int32		datacenter_id;
 	int32		worker_id;
+	int64		floor_unix_ms;
 	pg_crc32c	crc;
-} SnowflakeClaimFileV1;
+} SnowflakeClaimFileV2;
 
 /*---- local variables ----*/
 
@@ -127,9 +113,6 @@ SnowflakeRegistryState *registry_state = NULL;
 
 char	   *registry_conninfo = NULL;
 int			registry_check_in_interval = 2000;
-int			registry_takeover_delay = 10000;
-int			registry_reclaim_lease = 86400;
-bool		registry_require_check_in = false;
 
 /* the server's datacenter id and largest worker id, set at start */
 int			registry_datacenter_id = 0;
@@ -138,7 +121,6 @@ int			registry_max_worker_id = 0;
 /*---- function declarations ----*/
 
 pg_noreturn static void registry_error(SnowflakeRegistryState *copy);
-pg_noreturn static void registry_refused_error(SnowflakeRegistryState *copy);
 
 
 /*---- settings and start ----*/
@@ -215,29 +197,40 @@ snowflake_registry_shmem_init(void)
 									 sizeof(SnowflakeRegistryState), &found);
 	if (!found)
 	{
-		uint8		bytes[16];
-
 		memset(registry_state, 0, sizeof(*registry_state));
 		pg_atomic_init_u64(&registry_state->fast_gate, CLAIM_PENDING);
-		pg_atomic_init_u64(&registry_state->fast_deadline_us, 0);
 		pg_atomic_init_u64(&registry_state->fast_ceiling_ms, 0);
-		pg_atomic_init_u64(&registry_state->fast_lease_end_us, 0);
-		pg_atomic_init_u64(&registry_state->fast_lease_ceiling_ms, 0);
 		SpinLockInit(&registry_state->mutex);
 		registry_state->status = CLAIM_PENDING;
 		registry_state->worker_id = -1;
-
-		if (!pg_strong_random(bytes, sizeof(bytes)))
+		registry_state->holder_worker_id = -1;
+		registry_state->retry_in_ms = -1;
+		registry_state->claim.waiting_floor_unix_ms = -1;
+		if (!registry_random_uuid(registry_state->token))
 			ereport(FATAL,
 					(errmsg("could not generate a random token for the snowflake registry")));
-		bytes[6] = (bytes[6] & 0x0f) | 0x40;	/* a version 4 UUID */
-		bytes[8] = (bytes[8] & 0x3f) | 0x80;
-		snprintf(registry_state->token, sizeof(registry_state->token),
-				 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-				 bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5],
-				 bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11],
-				 bytes[12], bytes[13], bytes[14], bytes[15]);
 	}
+}
+
+/*
+ * Write a random (version 4) UUID as text into out, which has room for
+ * SNOWFLAKE_UUID_LEN bytes.  Returns false if no random bytes could be had.
+ */
+bool
+registry_random_uuid(char *out)
+{
+	uint8		bytes[16];
+
+	if (!pg_strong_random(bytes, sizeof(bytes)))
+		return false;
+	bytes[6] = (bytes[6] & 0x0f) | 0x40;	/* a version 4 UUID */
+	bytes[8] = (bytes[8] & 0x3f) | 0x80;
+	snprintf(out, SNOWFLAKE_UUID_LEN,
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5],
+			 bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11],
+			 bytes[12], bytes[13], bytes[14], bytes[15]);
+	return true;
 }
 
 /* CLOCK_MONOTONIC in microseconds, comparable between processes */
@@ -256,48 +249,11 @@ registry_monotonic_us(void)
 #define GATE_STATUS(gate) ((SnowflakeClaimStatus) ((gate) & 0xFF))
 
 /*
- * May this server generate with a claim in this state?  A claim from the
- * registry only until its deadline, if it has one; the cached claim only
- * where no check-in is required (its deadline is then unlimited).
- */
-static bool
-registry_claim_usable(SnowflakeClaimStatus status, uint64 deadline_us)
-{
-	if (status != CLAIM_HELD && status != CLAIM_CACHED)
-		return false;
-	if (deadline_us == REGISTRY_UNLIMITED)
-		return true;
-	return status == CLAIM_HELD && registry_monotonic_us() <= deadline_us;
-}
-
-/*
- * The deadline and the ceiling this backend applies: those of the registry
- * worker's lease, and the lease's own limits wherever this backend's
- * snowflake.registry_require_check_in is on (see SnowflakeRegistryState).
- */
-static inline uint64
-registry_deadline_us(void)
-{
-	return pg_atomic_read_u64(registry_require_check_in ?
-							  &registry_state->fast_lease_end_us :
-							  &registry_state->fast_deadline_us);
-}
-
-static inline uint64
-registry_ceiling_ms(void)
-{
-	return pg_atomic_read_u64(registry_require_check_in ?
-							  &registry_state->fast_lease_ceiling_ms :
-							  &registry_state->fast_ceiling_ms);
-}
-
-/*
  * Return once this server may generate with its claim (see registry.h).
- * The usual case costs three atomic reads, and a read of the monotonic clock
- * with snowflake.registry_require_check_in.  While the claim is not usable,
+ * The usual case costs two atomic reads.  While the claim is not usable,
  * wait for the registry worker, polling the shared state, for at most
- * max_wait_ms; then raise the error that says why.  A claim that moved or
- * was released for shutdown fails at once.
+ * max_wait_ms; then raise the error that says why.  A claim released for
+ * shutdown fails at once.
  */
 uint64
 snowflake_registry_gate(int max_wait_ms, int *worker_id)
@@ -313,9 +269,9 @@ snowflake_registry_gate(int max_wait_ms, int *worker_id)
 		uint64		gate = pg_atomic_read_u64(&registry_state->fast_gate);
 		uint64		now_us;
 
-		/* the worker id and the deadline were written before the gate */
+		/* the worker id was written before the gate */
 		pg_read_barrier();
-		if (registry_claim_usable(GATE_STATUS(gate), registry_deadline_us()))
+		if (GATE_STATUS(gate) == CLAIM_HELD)
 		{
 			*worker_id = registry_state->worker_id;
 			Assert(*worker_id >= 0 && *worker_id <= registry_max_worker_id);
@@ -329,8 +285,7 @@ snowflake_registry_gate(int max_wait_ms, int *worker_id)
 		now_us = registry_monotonic_us();
 		if (started_us == 0)
 			started_us = now_us;
-		if (copy.status != CLAIM_HELD && copy.status != CLAIM_CACHED &&
-			copy.status != CLAIM_LOST && copy.status != CLAIM_RELEASED &&
+		if (copy.status != CLAIM_HELD && copy.status != CLAIM_RELEASED &&
 			now_us - started_us < (uint64) max_wait_ms * 1000)
 		{
 			(void) WaitLatch(MyLatch,
@@ -347,11 +302,11 @@ snowflake_registry_gate(int max_wait_ms, int *worker_id)
 
 /*
  * Fail a call whose ticks, up to end_ms, were claimed after the claim
- * changed or stopped being usable since the gate, or lie past the time this
- * server promised the registry (see registry.h).  Those ticks are never
- * issued.  The atomic operation that claimed them (an addition or a
- * compare-and-swap) is a full barrier, so what is read here is at least as
- * new as the claim's state at that moment.
+ * changed or stopped being usable since the gate, or lie past the promise
+ * the registry recorded (see registry.h).  Those ticks are never issued.
+ * The atomic operation that claimed them (an addition or a compare-and-swap)
+ * is a full barrier, so what is read here is at least as new as the claim's
+ * state at that moment.
  */
 void
 snowflake_registry_recheck(uint64 gate, int64 end_ms)
@@ -365,10 +320,8 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 
 	now_gate = pg_atomic_read_u64(&registry_state->fast_gate);
 	pg_read_barrier();
-	ceiling_ms = registry_ceiling_ms();
-	if ((now_gate >> 8) == (gate >> 8) &&
-		registry_claim_usable(GATE_STATUS(now_gate), registry_deadline_us()) &&
-		(ceiling_ms == REGISTRY_UNLIMITED || end_ms <= (int64) ceiling_ms))
+	ceiling_ms = pg_atomic_read_u64(&registry_state->fast_ceiling_ms);
+	if (now_gate == gate && end_ms <= (int64) ceiling_ms)
 		return;
 
 	SpinLockAcquire(&registry_state->mutex);
@@ -376,29 +329,27 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 	SpinLockRelease(&registry_state->mutex);
 	if (copy.generation != (gate >> 8))
 	{
-		if (copy.status == CLAIM_HELD || copy.status == CLAIM_CACHED)
+		if (copy.status == CLAIM_HELD)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not generate a snowflake ID: this server's registry claim changed during the call"),
-					 errdetail("The claim stopped being usable while the call waited, and was granted again since."),
+					 errdetail("The claim stopped being usable, or was granted again, while the call waited."),
 					 errhint("Retry the call.")));
 		registry_error(&copy);
 	}
-	if (ceiling_ms != REGISTRY_UNLIMITED && end_ms > (int64) ceiling_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("could not generate a snowflake ID: the ID would pass the time this server promised the registry"),
-				 errdetail("\"snowflake.registry_require_check_in\" is on, and at its last check-in this server promised to issue no ID later than %lld ms after snowflake.epoch before its next check-in; the next ID is %lld ms later.",
-						   (long long) ceiling_ms,
-						   (long long) (end_ms - (int64) ceiling_ms)),
-				 errhint("Make the registry named by \"snowflake.registry\" reachable, and check the system clock.")));
-	registry_error(&copy);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not generate a snowflake ID: the ID would pass the time the registry recorded for this server's claim"),
+			 errdetail("The registry recorded that this server issues no ID later than %lld ms after snowflake.epoch until it extends the claim; the next ID is %lld ms later.",
+					   (long long) ceiling_ms,
+					   (long long) (end_ms - (int64) ceiling_ms)),
+			 errhint("Make the registry named by \"snowflake.registry\" reachable, and check the system clock.")));
 }
 
 /*
  * The claimed worker id, or -1 before the first claim (see registry.h).  It
- * is set before the status that lets the gate pass, and never changes
- * afterwards, so no lock is needed.
+ * is set before the status that lets the gate pass, and changes only with
+ * the gate's generation.
  */
 int
 snowflake_registry_worker_id(void)
@@ -410,55 +361,6 @@ snowflake_registry_worker_id(void)
 	worker_id = registry_state->worker_id;
 	Assert(worker_id >= -1 && worker_id <= registry_max_worker_id);
 	return worker_id;
-}
-
-/*
- * Refuse an ID because another start of this server holds the claim: say
- * when the holder last checked in, and when the claim passes to this server
- * unless it checks in again, by this server's watch of it.  After a failover
- * or a crash restart that holder is the previous start, which will not check
- * in again: this is the takeover delay at work, not a fault.
- */
-static void
-registry_refused_error(SnowflakeRegistryState *copy)
-{
-	uint64		now_us = registry_monotonic_us();
-	int64		ago_ms = copy->holder_checked_in_ago_ms;
-	int64		left_ms = 0;
-
-	if (ago_ms >= 0 && now_us > copy->answered_us)
-		ago_ms += (int64) ((now_us - copy->answered_us) / 1000);
-	if (copy->watch_since_us != 0)
-	{
-		/* as registry_watched_long_enough() times it */
-		uint64		until_us = copy->watch_since_us +
-			(uint64) copy->watch_wait_ms * 1001;
-
-		if (until_us > now_us)
-			left_ms = (int64) ((until_us - now_us + 999) / 1000);
-	}
-
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("could not generate a snowflake ID: the registry refused this server's claim"),
-			 copy->watch_since_us == 0 ?
-			 errdetail("Worker id %d of datacenter %d is held by %s since %s, and last checked in at %s, %lld ms ago. The registry cannot be reached now; the claim passes to this server once the registry has shown it unchanged for %lld ms, every round answered.",
-					   copy->holder_worker_id, registry_datacenter_id,
-					   copy->holder, copy->holder_since,
-					   copy->holder_checked_in, (long long) ago_ms,
-					   (long long) copy->watch_wait_ms) :
-			 left_ms > 0 ?
-			 errdetail("Worker id %d of datacenter %d is held by %s since %s, and last checked in at %s, %lld ms ago. Unless it checks in again, the claim passes to this server in about %lld ms.",
-					   copy->holder_worker_id, registry_datacenter_id,
-					   copy->holder, copy->holder_since,
-					   copy->holder_checked_in, (long long) ago_ms,
-					   (long long) left_ms) :
-			 errdetail("Worker id %d of datacenter %d is held by %s since %s, and last checked in at %s, %lld ms ago. This server has seen the claim unchanged for as long as it must, and takes it over at its next round.",
-					   copy->holder_worker_id, registry_datacenter_id,
-					   copy->holder, copy->holder_since,
-					   copy->holder_checked_in, (long long) ago_ms),
-			 errhint("This is expected after a failover or a crash restart: the claim of the previous start of this server passes once that start has not checked in for its takeover delay (%lld ms), and generation resumes then. A holder that keeps checking in is a running server, of which this server is a copy.",
-					 (long long) copy->watch_wait_ms)));
 }
 
 /* Refuse an ID for the reason in copy, a snapshot of the shared state. */
@@ -479,47 +381,60 @@ registry_error(SnowflakeRegistryState *copy)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not generate a snowflake ID: worker id %d of datacenter %d is being freed for this server",
 							copy->holder_worker_id, registry_datacenter_id),
-					 errdetail("It was released or reassigned, or its holder, %s, has not checked in since %s; it passes to this server once its holder has confirmed or cannot be generating any more.",
-							   copy->holder, copy->holder_checked_in),
-					 errhint("snowflake_registry_status on the registry shows the claim's state.")));
+					 copy->retry_in_ms >= 0 ?
+					 errdetail("It was reassigned to this server's login; it passes once its holder confirms, or in %lld ms, when the time its holder promised has passed.",
+							   (long long) copy->retry_in_ms) :
+					 errdetail("It was reassigned to this server's login; it passes once its holder confirms."),
+					 errhint("snowflake_registry.status on the registry shows the claim's state.")));
 			break;
 		case CLAIM_REFUSED:
-			registry_refused_error(copy);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: the registry refused this server's claim"),
+					 errdetail("Worker id %d of datacenter %d is held by another start of this server's login: %s. Unless it extends its claim again, the claim passes to this server in about %lld ms.",
+							   copy->holder_worker_id, registry_datacenter_id,
+							   copy->holder, (long long) Max(copy->retry_in_ms, 0)),
+					 errhint("This is expected after a failover or a crash restart: the claim of the previous start passes once the time it promised has passed. A holder that keeps extending its claim is a running server, of which this server is a copy; give each server a login of its own.")));
 			break;
 		case CLAIM_FULL:
 			ereport(ERROR,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("could not generate a snowflake ID: all %d worker ids of datacenter %d are claimed",
 							registry_max_worker_id + 1, registry_datacenter_id),
-					 errhint("Release the claims of servers that are gone with snowflake_registry_release() on the registry, or set another \"snowflake.datacenter_id\".")));
+					 errhint("Release the claims of servers that are gone with snowflake_registry.release() on the registry, or set another \"snowflake.datacenter_id\".")));
+			break;
+		case CLAIM_LIMIT:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("could not generate a snowflake ID: this server's login holds as many claims in datacenter %d as it may",
+							registry_datacenter_id),
+					 errdetail("A login holds one live claim a datacenter unless an operator allows more."),
+					 errhint("Give each server a login of its own, or allow more with snowflake_registry.allow() on the registry.")));
+			break;
+		case CLAIM_LAYOUT:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: worker id %d of datacenter %d was claimed with another layout",
+							copy->holder_worker_id, registry_datacenter_id),
+					 errdetail("Its IDs were made with another snowflake.epoch or other bit widths, which would not keep this server's IDs apart from them."),
+					 errhint("Use the fleet's layout and epoch on every server.")));
 			break;
 		case CLAIM_UNREACHABLE:
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("could not generate a snowflake ID: the registry cannot be used and this server has no cached claim"),
+					 errmsg("could not generate a snowflake ID: the registry cannot be used"),
 					 errdetail_internal("%s", copy->reason),
-					 errhint("Make the registry named by \"snowflake.registry\" reachable. Without a claim this server never falls back to a default worker id.")));
+					 errhint("Make the registry named by \"snowflake.registry\" reachable. This server never generates without a claim the registry recorded.")));
 			break;
 		case CLAIM_LOST:
-			if (copy->holder[0] == '\0')
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("could not generate a snowflake ID: this server's claim on worker id %d of datacenter %d was released on the registry",
-								copy->worker_id, registry_datacenter_id),
-						 errhint("Restart the server to claim a worker id again.")));
-			else
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("could not generate a snowflake ID: this server's claim on worker id %d of datacenter %d has moved to another server",
-								copy->worker_id, registry_datacenter_id),
-						 copy->holder_since[0] == '\0' ?
-						 errdetail("It was reassigned on the registry to %s, which has not claimed it yet.",
-								   copy->holder) :
-						 errdetail("It is held by %s since %s.",
-								   copy->holder, copy->holder_since),
-						 copy->holder_since[0] == '\0' ?
-						 errhint("Restart the server to claim a worker id again.") :
-						 errhint("Another start of this server (a copy or a promoted standby) took the claim over while this one did not check in. Restart the server to claim a worker id again.")));
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: this server's claim on worker id %d of datacenter %d %s",
+							copy->worker_id, registry_datacenter_id,
+							copy->reason[0] != '\0' ? copy->reason : "was lost"),
+					 copy->holder[0] != '\0' ?
+					 errdetail("It is held by %s.", copy->holder) : 0,
+					 errhint("This server claims a worker id again by itself.")));
 			break;
 		case CLAIM_RELEASED:
 			ereport(ERROR,
@@ -527,36 +442,27 @@ registry_error(SnowflakeRegistryState *copy)
 					 errmsg("could not generate a snowflake ID: the server is shutting down and has released its claim")));
 			break;
 		case CLAIM_HELD:
-		case CLAIM_CACHED:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("could not generate a snowflake ID: no check-in with the registry succeeded for \"snowflake.registry_takeover_delay\""),
-					 errdetail("\"snowflake.registry_require_check_in\" is on, and the claim may pass to another start of this server once it has not checked in for %d ms.",
-							   copy->agreed_delay_ms),
-					 errhint("Make the registry named by \"snowflake.registry\" reachable.")));
 			break;
 	}
-	pg_unreachable();			/* every status raises its error above */
+	pg_unreachable();			/* every other status raises its error above */
 }
 
 /*---- the claim cache file ----*/
 
 /*
- * Read the cached claim into *worker_id and *floor_unix_ms.  No file is
- * normal (a server that never claimed); a file that cannot be trusted, or
- * that another server or datacenter wrote, is reported and ignored, which
- * can only make this server refuse to generate while the registry cannot be
- * reached.
+ * The worker id this server last claimed, or -1.  No file is normal (a
+ * server that never claimed); a file that cannot be trusted, or that another
+ * server or datacenter wrote, is reported and ignored.
  */
-bool
-registry_read_cache(int *worker_id, int64 *floor_unix_ms)
+int
+registry_read_cache(void)
 {
-	SnowflakeClaimFile contents;
-	SnowflakeClaimFileV1 v1;
+	SnowflakeClaimFileV2 contents;
 	pg_crc32c	crc;
 	int			fd;
 	int			nread;
-	size_t		crc_offset = offsetof(SnowflakeClaimFile, crc);
+	int			expected;
+	size_t		crc_offset;
 	pg_crc32c	file_crc = 0;
 	const char *reason = NULL;
 
@@ -567,31 +473,32 @@ registry_read_cache(int *worker_id, int64 *floor_unix_ms)
 			ereport(LOG,
 					(errcode_for_file_access(),
 					 errmsg("could not open file \"%s\": %m", SNOWFLAKE_CLAIM_FILE)));
-		return false;
+		return -1;
 	}
 	memset(&contents, 0, sizeof(contents));
 	nread = read(fd, &contents, sizeof(contents));
 	CloseTransientFile(fd);
 
-	if (nread == sizeof(v1) && contents.version == 1)
+	/* versions 1 and 3 have the checksum where version 2 has its floor */
+	if (contents.version == 2)
 	{
-		/* a 1.1 file: the same fields, without the floor */
-		memcpy(&v1, &contents, sizeof(v1));
-		crc_offset = offsetof(SnowflakeClaimFileV1, crc);
-		file_crc = v1.crc;
-		contents.floor_unix_ms = -1;
+		crc_offset = offsetof(SnowflakeClaimFileV2, crc);
+		expected = sizeof(SnowflakeClaimFileV2);
 	}
-	else if (nread == sizeof(contents))
-		file_crc = contents.crc;
+	else
+	{
+		crc_offset = offsetof(SnowflakeClaimFile, crc);
+		expected = sizeof(SnowflakeClaimFile);
+	}
+	if (nread == expected)
+		memcpy(&file_crc, (char *) &contents + crc_offset, sizeof(file_crc));
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &contents, crc_offset);
 	FIN_CRC32C(crc);
-	if (nread != sizeof(contents) && nread != sizeof(v1))
+	if (nread != expected)
 		reason = "It does not have the size of a claim file.";
 	else if (contents.magic != SNOWFLAKE_CLAIM_MAGIC ||
-			 (contents.version != SNOWFLAKE_CLAIM_VERSION &&
-			  contents.version != 1) ||
-			 (contents.version == 1) != (nread == sizeof(v1)))
+			 contents.version < 1 || contents.version > SNOWFLAKE_CLAIM_VERSION)
 		reason = "It does not begin with the claim file's magic number and version.";
 	else if (!EQ_CRC32C(crc, file_crc))
 		reason = "Its checksum does not match its contents.";
@@ -608,16 +515,14 @@ registry_read_cache(int *worker_id, int64 *floor_unix_ms)
 		ereport(LOG,
 				(errmsg("ignoring snowflake claim file \"%s\"", SNOWFLAKE_CLAIM_FILE),
 				 errdetail_internal("%s", reason)));
-		return false;
+		return -1;
 	}
-	*worker_id = contents.worker_id;
-	*floor_unix_ms = contents.floor_unix_ms;
-	return true;
+	return contents.worker_id;
 }
 
-/* Cache a claim durably; a failure is only logged (see registry_read_cache). */
+/* Keep the worker id durably; a failure is only logged. */
 void
-registry_write_cache(int worker_id, int64 floor_unix_ms)
+registry_write_cache(int worker_id)
 {
 	SnowflakeClaimFile contents;
 
@@ -627,7 +532,6 @@ registry_write_cache(int worker_id, int64 floor_unix_ms)
 	contents.system_identifier = GetSystemIdentifier();
 	contents.datacenter_id = registry_datacenter_id;
 	contents.worker_id = worker_id;
-	contents.floor_unix_ms = floor_unix_ms;
 	INIT_CRC32C(contents.crc);
 	COMP_CRC32C(contents.crc, &contents, offsetof(SnowflakeClaimFile, crc));
 	FIN_CRC32C(contents.crc);

@@ -28,12 +28,9 @@
 
 /*---- what the rest of the module asks of the registry ----*/
 
-/* the bounds of the registry's settings, which settings.c checks too */
+/* the bounds of the check-in interval, which settings.c checks too */
 #define SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS	100
 #define SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS	(3600 * 1000)
-#define SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS	100
-#define SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS	(24 * 3600 * 1000)
-#define SNOWFLAKE_REGISTRY_MIN_LEASE_S		60
 
 /*
  * Is value a valid snowflake.registry?  If not, *detail says why.  Never
@@ -72,14 +69,14 @@ extern uint64 snowflake_registry_gate(int max_wait_ms, int *worker_id);
 /*
  * After ticks up to end_ms (an ID's time) were claimed: raise an error
  * unless the claim is still in the state the gate returned, still usable,
- * and end_ms within the time this server promised the registry.  Returns at
+ * and end_ms within the promise the registry recorded for it.  Returns at
  * once in manual mode.
  */
 extern void snowflake_registry_recheck(uint64 gate, int64 end_ms);
 
 /*
- * The worker id claimed from the registry: -1 until the first claim, and
- * set for good once the gate passed.
+ * The worker id claimed from the registry: -1 until the first claim.  It
+ * changes only with the gate's generation (see SnowflakeRegistryState).
  */
 extern int	snowflake_registry_worker_id(void);
 
@@ -93,77 +90,77 @@ typedef enum SnowflakeClaimStatus
 {
 	CLAIM_PENDING,				/* no answer yet */
 	CLAIM_HELD,					/* claimed from the registry */
-	CLAIM_CACHED,				/* registry unreachable: the cached claim */
-	CLAIM_REFUSED,				/* another start of this server holds it;
-								 * watching it, retrying */
+	CLAIM_REFUSED,				/* another start of this login holds it;
+								 * retrying */
 	CLAIM_WAITING,				/* a worker id is being freed for this server;
-								 * watching it, retrying */
+								 * retrying */
 	CLAIM_FULL,					/* no worker id free; retrying */
-	CLAIM_UNREACHABLE,			/* registry unreachable, no cache; retrying */
-	CLAIM_LOST,					/* the claim moved away: final */
+	CLAIM_LIMIT,				/* this login holds all the claims it may;
+								 * retrying */
+	CLAIM_LAYOUT,				/* the id was used with another layout;
+								 * retrying */
+	CLAIM_UNREACHABLE,			/* no answer from the registry; retrying */
+	CLAIM_LOST,					/* moved, released or forked: confirming,
+								 * then claiming again */
 	CLAIM_RELEASED				/* marked idle at shutdown: final */
 } SnowflakeClaimStatus;
 
 #define SNOWFLAKE_REGISTRY_TEXT_LEN 256
 
-/* fast_deadline_us and fast_ceiling_ms when nothing limits the claim */
-#define REGISTRY_UNLIMITED	PG_UINT64_MAX
+/* a UUID as text, with its terminating zero */
+#define SNOWFLAKE_UUID_LEN 37
 
 /*
- * Everything but the first three fields under mutex.  worker_id is set once,
- * when status first becomes CLAIM_HELD or CLAIM_CACHED, and never changes
- * afterwards.  The holder fields describe who holds the claim this server
- * was refused or lost, and how long before the registry's answer arrived
- * (answered_us) the holder last checked in; the watch fields since when this
- * server has seen that claim unchanged, every round answered (0: it is not
- * watching it), and for how long it must, as the registry said, before the
- * claim passes; reason is the registry's or libpq's own words when it cannot
- * be used.
+ * The claim as this server holds it: the registry's version of it, the
+ * nonce of the last extension it acknowledged, the nonce of an extension
+ * (or claim) sent but not answered yet (empty: none), and the promise, in
+ * milliseconds since the Unix epoch.  After a regrant in a new epoch, the
+ * server goes on up to the promise of the version before (old_promise)
+ * and moves above the new version's floor only when it gets there
+ * (waiting_floor, -1 once applied).  A restarted registry worker goes on
+ * with all of it.
+ */
+typedef struct SnowflakeHeldClaim
+{
+	int64		version;
+	char		nonce[SNOWFLAKE_UUID_LEN];
+	char		pending[SNOWFLAKE_UUID_LEN];
+	int64		promise_unix_ms;
+	int64		old_promise_unix_ms;
+	int64		waiting_floor_unix_ms;
+} SnowflakeHeldClaim;
+
+/*
+ * Everything but the first two fields under mutex.  The holder fields
+ * describe who holds the claim this server was refused or lost (for a claim
+ * of its own login only), and when, by the registry's clock at its answer,
+ * it may pass (retry_in_ms, -1 if unknown); reason is the registry's or
+ * libpq's own words when it cannot be used.
  *
- * The gate reads the first three on every ID without the lock.  fast_gate
- * is the status in its low byte and, above, a generation that grows each
- * time the claim stops being usable or becomes usable again, so that a call
- * that straddles such a moment sees another generation after its
- * compare-and-swap than before (a cached claim confirmed by the registry
- * stays in its generation).  With snowflake.registry_require_check_in,
- * fast_deadline_us is the monotonic time at which the claim stops being
- * usable (the last successful check-in, as sent, plus the takeover delay
- * agreed with the registry) and fast_ceiling_ms the latest ID time this
- * server promised the registry; both are REGISTRY_UNLIMITED otherwise.
- * fast_lease_end_us and fast_lease_ceiling_ms are the same limits whether
- * or not the worker's lease requires check-ins: a backend whose own
- * snowflake.registry_require_check_in is on applies them, so that turning
- * the setting on stops generation without check-ins even before the
- * registry worker has acted on the reload (or if it is stuck).  The
- * registry worker writes these after the fields under mutex, and fast_gate
- * last.
+ * The gate reads the first two and worker_id on every ID without the lock.
+ * fast_gate is the status in its low byte and, above, a generation that
+ * grows each time the claim stops being usable, becomes usable again, or
+ * changes holder version, so that a call that straddles such a moment sees
+ * another generation after its compare-and-swap than before; worker_id
+ * changes only with the generation.  fast_ceiling_ms is the promise, as an
+ * ID's milliseconds: no ID past it is issued.  The registry worker writes
+ * worker_id and the ceiling before fast_gate (and lowers nothing a call of
+ * the same generation relies on).
  */
 typedef struct SnowflakeRegistryState
 {
 	pg_atomic_uint64 fast_gate;
-	pg_atomic_uint64 fast_deadline_us;
 	pg_atomic_uint64 fast_ceiling_ms;
-	pg_atomic_uint64 fast_lease_end_us;
-	pg_atomic_uint64 fast_lease_ceiling_ms;
 	slock_t		mutex;
 	SnowflakeClaimStatus status;
 	uint64		generation;
 	int			worker_id;		/* -1 until claimed */
-	int			agreed_delay_ms;	/* the takeover delay in force */
-	/* the lease as the registry worker knows it; see lease_* below */
-	uint64		lease_confirmed_us;
-	int			lease_delay_ms;
-	bool		lease_required;
-	int64		lease_ceiling_unix_ms;
-	char		token[37];		/* this incarnation's token, a UUID */
+	SnowflakeHeldClaim claim;
+	char		token[SNOWFLAKE_UUID_LEN];	/* this incarnation's token */
 	int			holder_worker_id;	/* the claim refused, or -1 */
 	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];
-	char		holder_since[64];
-	char		holder_checked_in[64];
-	int64		holder_checked_in_ago_ms;	/* or -1 */
+	int64		retry_in_ms;
 	uint64		answered_us;
-	uint64		watch_since_us;
-	int64		watch_wait_ms;
 	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
 } SnowflakeRegistryState;
 
@@ -173,9 +170,6 @@ extern SnowflakeRegistryState *registry_state;
 /* the registry settings (registry.c) */
 extern char *registry_conninfo;
 extern int	registry_check_in_interval;
-extern int	registry_takeover_delay;
-extern int	registry_reclaim_lease;
-extern bool registry_require_check_in;
 
 /*
  * Does this server claim its worker id from a registry?  Inline: every
@@ -194,8 +188,11 @@ extern int	registry_max_worker_id;
 /* CLOCK_MONOTONIC in microseconds, comparable between processes */
 extern uint64 registry_monotonic_us(void);
 
-/* the claim cache file (registry.c) */
-extern bool registry_read_cache(int *worker_id, int64 *floor_unix_ms);
-extern void registry_write_cache(int worker_id, int64 floor_unix_ms);
+/* a random UUID as text, in SNOWFLAKE_UUID_LEN bytes */
+extern bool registry_random_uuid(char *out);
+
+/* the claim cache file (registry.c): the worker id to ask for first */
+extern int	registry_read_cache(void);
+extern void registry_write_cache(int worker_id);
 
 #endif							/* REGISTRY_H */

@@ -26,23 +26,40 @@
 
 
 /*
- * The columns the worker reads from a snowflake_registry_answer "a", as a
- * piece of a snprintf() format.
+ * The columns the worker reads from a snowflake_registry.answer "a": times
+ * as milliseconds since the Unix epoch, the floor rounded up and the promise
+ * down.  Every function and operator is named with its schema.
  */
+#define REGISTRY_MS(expr) \
+	"(EXTRACT(epoch FROM " expr ") OPERATOR(pg_catalog.*) 1000)"
 #define REGISTRY_ANSWER_COLUMNS \
-	"a.status, a.worker_id, " \
-	"CASE WHEN a.host IS NOT NULL THEN " \
-	"  format('the server at %%s:%%s (data directory %%s, system identifier %%s)', " \
-	"         a.host, a.port, a.data_directory, a.system_identifier) " \
-	"ELSE format('the server with system identifier %%s', a.system_identifier) END, " \
-	"to_char(a.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
-	"to_char(a.checked_in_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS \"UTC\"'), " \
-	"a.version, (extract(epoch FROM a.wait) * 1000)::bigint, " \
-	"ceil(extract(epoch FROM a.floor) * 1000)::bigint, " \
-	"(extract(epoch FROM pg_catalog.clock_timestamp() - a.checked_in_at) * 1000)::bigint"
+	"a.status, a.worker_id, a.version, " \
+	"pg_catalog.ceil(" REGISTRY_MS("a.floor") ")::pg_catalog.int8, " \
+	"pg_catalog.floor(" REGISTRY_MS("a.promise") ")::pg_catalog.int8, " \
+	"pg_catalog.ceil(" REGISTRY_MS("a.retry_at OPERATOR(pg_catalog.-) " \
+	"pg_catalog.clock_timestamp()") ")::pg_catalog.int8, " \
+	"a.holder"
 
-/* the registry extension's schema, quoted, once connected */
-char		registry_schema[2 * NAMEDATALEN + 3];
+/*
+ * A warning that came with the last statement's answer, such as a cancelled
+ * wait for synchronous replication: then the statement's commit may not be
+ * durable, and its answer is not taken.
+ */
+static char registry_warning[SNOWFLAKE_REGISTRY_TEXT_LEN];
+
+static void
+registry_notice_receiver(void *arg, const PGresult *notice)
+{
+	const char *severity = PQresultErrorField(notice,
+											  PG_DIAG_SEVERITY_NONLOCALIZED);
+	const char *message = PQresultErrorField(notice, PG_DIAG_MESSAGE_PRIMARY);
+
+	if (severity != NULL && strcmp(severity, "WARNING") == 0 &&
+		registry_warning[0] == '\0')
+		snprintf(registry_warning, sizeof(registry_warning),
+				 "The registry's answer came with a warning, so its commit may not be durable: %s",
+				 message ? message : "");
+}
 
 /*
  * During the worker's rounds, how long one connection attempt or one
@@ -181,6 +198,7 @@ registry_exec(PGconn *conn, const char *query, int nparams,
 	PGresult   *result = NULL;
 	PGresult   *next;
 
+	registry_warning[0] = '\0';
 	if (!PQsendQueryParams(conn, query, nparams, NULL, params, NULL, NULL, 0))
 	{
 		registry_set_reason(reason, "Could not send a query to the registry: ",
@@ -223,56 +241,55 @@ registry_exec(PGconn *conn, const char *query, int nparams,
 		PQclear(result);
 		return NULL;
 	}
+	if (registry_warning[0] != '\0')
+	{
+		strlcpy(reason, registry_warning, SNOWFLAKE_REGISTRY_TEXT_LEN);
+		PQclear(result);
+		return NULL;
+	}
 	return result;
 }
 
 /*
  * Call one of the registry's functions that return a
- * snowflake_registry_answer (call is the call, with $n for the parameters)
- * and read the answer.  *sent_us is when the call was sent, *received_us
- * when its answer arrived.  On failure return false with *reason set.
+ * snowflake_registry.answer (call is the call, with $n for the parameters)
+ * and read the answer.  On failure return false with *reason set.
  */
 bool
 registry_ask(PGconn *conn, const char *call, int nparams,
-			 const char *const *params, RegistryAnswer *answer,
-			 uint64 *sent_us, uint64 *received_us, char *reason)
+			 const char *const *params, RegistryAnswer *answer, char *reason)
 {
 	char		query[1536];
 	PGresult   *result;
 
 	snprintf(query, sizeof(query),
-			 "SELECT " REGISTRY_ANSWER_COLUMNS " FROM %s.%s a",
-			 registry_schema, call);
-	*sent_us = registry_monotonic_us();
+			 "SELECT " REGISTRY_ANSWER_COLUMNS " FROM %s a", call);
 	result = registry_exec(conn, query, nparams, params,
 						   registry_patience_in_rounds(), reason);
-	*received_us = registry_monotonic_us();
 	if (result == NULL)
 		return false;
 
 	strlcpy(answer->status, PQgetvalue(result, 0, 0), sizeof(answer->status));
 	answer->worker_id = PQgetisnull(result, 0, 1) ? -1 :
 		atoi(PQgetvalue(result, 0, 1));
-	strlcpy(answer->holder, PQgetvalue(result, 0, 2), sizeof(answer->holder));
-	strlcpy(answer->holder_since, PQgetvalue(result, 0, 3),
-			sizeof(answer->holder_since));
-	strlcpy(answer->holder_checked_in, PQgetvalue(result, 0, 4),
-			sizeof(answer->holder_checked_in));
-	answer->version = PQgetisnull(result, 0, 5) ? -1 :
-		strtoi64(PQgetvalue(result, 0, 5), NULL, 10);
-	answer->wait_ms = PQgetisnull(result, 0, 6) ? 0 :
-		strtoi64(PQgetvalue(result, 0, 6), NULL, 10);
-	answer->floor_unix_ms = PQgetisnull(result, 0, 7) ? -1 :
-		strtoi64(PQgetvalue(result, 0, 7), NULL, 10);
-	answer->checked_in_ago_ms = PQgetisnull(result, 0, 8) ? -1 :
-		Max(strtoi64(PQgetvalue(result, 0, 8), NULL, 10), 0);
+	answer->version = PQgetisnull(result, 0, 2) ? -1 :
+		strtoi64(PQgetvalue(result, 0, 2), NULL, 10);
+	answer->floor_unix_ms = PQgetisnull(result, 0, 3) ? -1 :
+		strtoi64(PQgetvalue(result, 0, 3), NULL, 10);
+	answer->promise_unix_ms = PQgetisnull(result, 0, 4) ? -1 :
+		strtoi64(PQgetvalue(result, 0, 4), NULL, 10);
+	answer->retry_in_ms = PQgetisnull(result, 0, 5) ? -1 :
+		Max(strtoi64(PQgetvalue(result, 0, 5), NULL, 10), 0);
+	strlcpy(answer->holder, PQgetvalue(result, 0, 6), sizeof(answer->holder));
 	PQclear(result);
 	return true;
 }
 
 /*
- * Connect and find the snowflake extension in the registry database.  On
- * failure return NULL with *reason set.
+ * Connect and find the snowflake_registry extension in the registry
+ * database.  The session's search_path becomes pg_catalog alone, and its
+ * statement_timeout the worker's patience.  On failure return NULL with
+ * *reason set.
  */
 PGconn *
 registry_open(RegistryPatience patience, char *reason)
@@ -281,11 +298,11 @@ registry_open(RegistryPatience patience, char *reason)
 	PGresult   *result;
 	char		timeout[16];
 	const char *params[1];
-	const char *version;
 
 	conn = registry_connect(patience, reason);
 	if (conn == NULL)
 		return NULL;
+	PQsetNoticeReceiver(conn, registry_notice_receiver, NULL);
 
 	/*
 	 * The registry's statement_timeout ends a statement this worker stopped
@@ -296,31 +313,20 @@ registry_open(RegistryPatience patience, char *reason)
 	snprintf(timeout, sizeof(timeout), "%ld", patience.timeout_ms);
 	params[0] = timeout;
 	result = registry_exec(conn,
-						   "SELECT pg_catalog.quote_ident(n.nspname), e.extversion, "
-						   "pg_catalog.set_config('statement_timeout', $1, false) "
+						   "SELECT e.extversion, "
+						   "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false), "
+						   "pg_catalog.set_config('statement_timeout', $1::pg_catalog.text, false) "
 						   "FROM pg_catalog.pg_extension e "
-						   "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
-						   "WHERE e.extname = 'snowflake'",
+						   "WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_registry'",
 						   1, params, patience, reason);
 	if (result == NULL)
 	{
 		if (strcmp(reason, "The registry returned no row.") == 0)
-			strlcpy(reason, "The registry database has no snowflake extension: run CREATE EXTENSION snowflake there.",
+			strlcpy(reason, "The registry database has no snowflake_registry extension: run CREATE EXTENSION snowflake_registry there.",
 					SNOWFLAKE_REGISTRY_TEXT_LEN);
 		PQfinish(conn);
 		return NULL;
 	}
-	version = PQgetvalue(result, 0, 1);
-	if (strcmp(version, "1.0") == 0 || strcmp(version, "1.1") == 0)
-	{
-		snprintf(reason, SNOWFLAKE_REGISTRY_TEXT_LEN,
-				 "The registry database has snowflake %s, whose claims this server cannot use: run ALTER EXTENSION snowflake UPDATE there.",
-				 version);
-		PQclear(result);
-		PQfinish(conn);
-		return NULL;
-	}
-	strlcpy(registry_schema, PQgetvalue(result, 0, 0), sizeof(registry_schema));
 	PQclear(result);
 	return conn;
 }

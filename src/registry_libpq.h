@@ -14,25 +14,21 @@
 
 #include "registry.h"
 
-/* what the registry said about a claim (see snowflake_registry_answer) */
+/* what the registry said about a claim (see snowflake_registry.answer) */
 typedef struct RegistryAnswer
 {
-	char		status[16];		/* claimed, refused, waiting, full; held,
-								 * moved, released */
+	char		status[16];		/* claimed, refused, waiting, full, limit,
+								 * layout; extended, regranted, moved,
+								 * released, forked */
 	int			worker_id;		/* -1 if none */
-	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];	/* who holds it */
-	char		holder_since[64];
-	char		holder_checked_in[64];
-	int64		version;		/* of the claim refused or waited for */
-	int64		wait_ms;		/* how long to see that version unchanged */
-	int64		floor_unix_ms;	/* claimed: IDs must lie after this, or -1 */
-	int64		checked_in_ago_ms;	/* the holder's last check-in, by the
-									 * registry's clock when it answered, or
-									 * -1 */
+	int64		version;		/* -1 if none */
+	int64		floor_unix_ms;	/* IDs must lie after this, or -1 */
+	int64		promise_unix_ms;	/* and never pass this, or -1 */
+	int64		retry_in_ms;	/* when a refused claim may pass, by the
+								 * registry's clock, or -1 */
+	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];	/* who holds it, for a
+														 * claim of this login */
 } RegistryAnswer;
-
-/* the registry extension's schema, quoted, once connected */
-extern char registry_schema[2 * NAMEDATALEN + 3];
 
 /*
  * How long one connection attempt or one statement may take, and whether a
@@ -52,7 +48,7 @@ extern PGresult *registry_exec(PGconn *conn, const char *query, int nparams,
 							   RegistryPatience patience, char *reason);
 extern bool registry_ask(PGconn *conn, const char *call, int nparams,
 						 const char *const *params, RegistryAnswer *answer,
-						 uint64 *sent_us, uint64 *received_us, char *reason);
+						 char *reason);
 extern PGconn *registry_open(RegistryPatience patience, char *reason);
 
 #endif							/* SNOWFLAKE_REGISTRY_LIBPQ_H */

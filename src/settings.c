@@ -232,8 +232,9 @@ const SnowflakeSetting snowflake_settings[] = {
 	{
 		.name = "snowflake.registry_check_in_interval",
 		.kind = SNOWFLAKE_SETTING_DURATION,
-		.short_desc = "Time between two check-ins with the registry.",
-		.long_desc = "The registry worker confirms this server's claim this often.",
+		.short_desc = "Time between two extensions of this server's claim on the registry.",
+		.long_desc = "The registry worker extends the promise of this server's "
+		"claim this often; keep it well below the registry's lease.",
 		.context = PGC_SIGHUP,
 		.flags = GUC_UNIT_MS,
 		.int_var = &registry_check_in_interval,
@@ -241,47 +242,6 @@ const SnowflakeSetting snowflake_settings[] = {
 		.min_value = SNOWFLAKE_REGISTRY_MIN_CHECK_IN_MS,
 		.max_value = SNOWFLAKE_REGISTRY_MAX_CHECK_IN_MS,
 		.valid = "a duration from 100ms to 1h",
-	},
-	{
-		.name = "snowflake.registry_takeover_delay",
-		.kind = SNOWFLAKE_SETTING_DURATION,
-		.short_desc = "How long a claim must go without check-in before a new start of the same server takes it over.",
-		.long_desc = "A restart after a crash, a promoted standby or a copy "
-		"of the server takes the claim over only once its holder has not "
-		"checked in for this long. Keep it a few check-in intervals.",
-		.context = PGC_SIGHUP,
-		.flags = GUC_UNIT_MS,
-		.int_var = &registry_takeover_delay,
-		.boot_int = 10000,
-		.min_value = SNOWFLAKE_REGISTRY_MIN_TAKEOVER_MS,
-		.max_value = SNOWFLAKE_REGISTRY_MAX_TAKEOVER_MS,
-		.valid = "a duration from 100ms to 1d",
-	},
-	{
-		.name = "snowflake.registry_reclaim_lease",
-		.kind = SNOWFLAKE_SETTING_DURATION,
-		.short_desc = "How long a claim must go without check-in before another server may take its worker id.",
-		.long_desc = "Must be longer than any clock step plus "
-		"snowflake.max_lead, so that the new holder's IDs lie past every ID "
-		"the old one issued.",
-		.context = PGC_SIGHUP,
-		.flags = GUC_UNIT_S,
-		.int_var = &registry_reclaim_lease,
-		.boot_int = 86400,
-		.min_value = SNOWFLAKE_REGISTRY_MIN_LEASE_S,
-		.max_value = INT_MAX,
-		.valid = "a duration from 1min to 2147483647s",
-	},
-	{
-		.name = "snowflake.registry_require_check_in",
-		.kind = SNOWFLAKE_SETTING_BOOL,
-		.short_desc = "Stops generating when no check-in with the registry succeeded for the takeover delay.",
-		.long_desc = "Off (the default) keeps generating with the claim held "
-		"while the registry cannot be reached. On prefers safety: the claim "
-		"may have passed to another start of this server meanwhile.",
-		.context = PGC_SIGHUP,
-		.bool_var = &registry_require_check_in,
-		.valid = "a Boolean value",
 	},
 	/* taking snowflake out (uninstall.c) */
 	{

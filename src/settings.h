@@ -62,7 +62,7 @@ typedef struct SnowflakeSetting
 } SnowflakeSetting;
 
 /* the number of entries of snowflake_settings, which settings.c checks */
-#define SNOWFLAKE_NUM_SETTINGS		18
+#define SNOWFLAKE_NUM_SETTINGS		15
 
 extern const SnowflakeSetting snowflake_settings[];
 extern int	snowflake_datacenter_id;

@@ -1,0 +1,834 @@
+/* snowflake_registry--1.4.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION snowflake_registry" to load this file. \quit
+
+-- The worker id registry of a snowflake fleet, in a schema of its own
+-- (snowflake_registry), installed only in the registry's database.  Servers
+-- that set snowflake.registry claim their worker id here, each through a
+-- login of its own; operators watch and move claims.  docs/fleet.md states
+-- the rule; in short:
+--
+--   * A claim (datacenter_id, worker_id) has one holder at a time: one start
+--     (token) of a server, connected as the login that owns the claim.  Its
+--     version grows at every change of holder.
+--   * The holder issues no ID later than its promise, the time the registry
+--     recorded for it; it extends the promise by a compare-and-set on the
+--     claim's version and on the nonce of its previous extension.  The
+--     registry bounds every promise by its own clock plus the lease.
+--   * Every new holder starts above the highest promise the pair ever had
+--     (the floor), so two holders' IDs lie in disjoint ranges of time,
+--     whatever clocks, outages and delays do.  When the claim passes (its
+--     holder went idle, its promise is behind the registry's clock, or an
+--     operator released it) decides only availability.
+--   * A registry that went back in time (a restore, PITR, a failover to a
+--     standby that missed commits, a dump reloaded) is noticed by a key of
+--     the timeline, the postmaster's start, and the database's and the
+--     claims table's OIDs: a new epoch, whose floor lies above every promise
+--     it may have forgotten; every grant and every holder's first extension
+--     in it starts above that floor.
+--   * A promise counts once its commit is durable: every function here
+--     commits with synchronous_commit on.
+--
+-- The functions run as their owner (SECURITY DEFINER) with search_path
+-- pg_catalog, pg_temp; every object of this schema is named with it, and
+-- nobody but the owner may create anything in it.  A worker login acts on,
+-- and sees, only the claims it owns.
+
+-- What the registry is told to keep: the lease, how long a silent claim
+-- stays reserved for its login, and the epoch.
+CREATE TABLE snowflake_registry.settings (
+	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+	-- how far ahead of the registry's clock a promise may reach
+	lease interval NOT NULL DEFAULT interval '30 s'
+		CHECK (lease BETWEEN interval '1 s' AND interval '1 hour'),
+	-- the lease before the last change, and when it changed: promises made
+	-- under it may reach that far past the change
+	previous_lease interval NOT NULL DEFAULT interval '0',
+	lease_changed_at timestamptz NOT NULL DEFAULT '-infinity',
+	-- how long a claim whose promise has passed stays its login's
+	reclaim_after interval NOT NULL DEFAULT interval '1 day'
+		CHECK (reclaim_after BETWEEN interval '0' AND interval '1 year'),
+	-- how far the registry's clock may be behind its clock of before an epoch
+	margin interval NOT NULL DEFAULT interval '1 s'
+		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
+	epoch bigint NOT NULL DEFAULT 0,
+	epoch_key text,
+	epoch_floor timestamptz
+);
+INSERT INTO snowflake_registry.settings DEFAULT VALUES;
+
+-- One row a datacenter, locked by every claim in it: two servers starting at
+-- once never get the same worker id.  Only the owner can lock it.
+CREATE TABLE snowflake_registry.datacenters (
+	datacenter_id integer PRIMARY KEY
+		CHECK (datacenter_id BETWEEN 0 AND 1073741823)
+);
+
+-- The logins that may hold more than one live claim in a datacenter.
+CREATE TABLE snowflake_registry.logins (
+	login name PRIMARY KEY,
+	claims_per_datacenter integer NOT NULL
+		CHECK (claims_per_datacenter BETWEEN 1 AND 1024)
+);
+
+-- One row a pair ever claimed: rows are never deleted, so no floor is lost.
+CREATE TABLE snowflake_registry.claims (
+	datacenter_id integer NOT NULL
+		CHECK (datacenter_id BETWEEN 0 AND 1073741823),
+	worker_id integer NOT NULL CHECK (worker_id BETWEEN 0 AND 1073741823),
+	-- the login the claim belongs to; NULL for a claim of a 1.3 server
+	owner name,
+	-- held: its holder generates; idle: its holder shut down cleanly;
+	-- released: an operator freed it (confirmed once the holder stopped)
+	state text NOT NULL CHECK (state IN ('held', 'idle', 'released')),
+	confirmed boolean NOT NULL DEFAULT false,
+	reassigned_to name,
+	-- grows at every change of holder
+	version bigint NOT NULL,
+	token uuid,
+	-- the holder's last extension, to which the next one chains
+	nonce uuid,
+	-- the holder's IDs lie above floor and never pass promise
+	floor timestamptz,
+	promise timestamptz,
+	-- the epoch in which the holder was granted or last extended the claim
+	epoch bigint NOT NULL,
+	-- the holders' layout: "epoch ms/time/datacenter/worker/sequence bits"
+	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$'),
+	-- who holds it, for people
+	system_identifier bigint,
+	host text CHECK (pg_catalog.length(host) <= 255),
+	port integer,
+	data_directory text CHECK (pg_catalog.length(data_directory) <= 1024),
+	claimed_at timestamptz NOT NULL,
+	extended_at timestamptz NOT NULL,
+	-- a claim of a 1.3 server, and its reclaim lease
+	legacy boolean NOT NULL DEFAULT false,
+	legacy_reclaim_lease interval,
+	PRIMARY KEY (datacenter_id, worker_id)
+);
+CREATE INDEX ON snowflake_registry.claims (owner, datacenter_id);
+
+-- The registry's state: pg_dump keeps it.
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.settings', '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.datacenters', '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.logins', '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.claims', '');
+
+-- What the registry answers a server.  status: 'claimed', 'refused' (another
+-- start of this login holds it), 'waiting' (a worker id is being freed for
+-- it), 'full', 'limit' (this login holds as many claims as it may) or
+-- 'layout' (the id was used with another layout) for a claim; 'extended',
+-- 'regranted' (a new epoch: a new version, above floor), 'moved',
+-- 'released' or 'forked' (another process extended this claim with its
+-- version and token) for an extension.  retry_at: when a refused claim may
+-- pass.  holder describes the holder of a claim this login owns.
+CREATE TYPE snowflake_registry.answer AS (
+	status text,
+	worker_id integer,
+	version bigint,
+	floor timestamptz,
+	promise timestamptz,
+	lease interval,
+	retry_at timestamptz,
+	holder text
+);
+
+-- Make this transaction's commit durable whatever the caller's settings: a
+-- promise counts only once it cannot be lost.
+CREATE FUNCTION snowflake_registry.durable()
+RETURNS text
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT pg_catalog.set_config('synchronous_commit', 'on', true);
+$$;
+
+-- What tells this registry's history apart: the timeline, the postmaster's
+-- start, and the OIDs of this database and of the claims table.  A restore
+-- from a file copy, PITR, a failover to a standby and a dump reloaded into
+-- another database or table each change one of them.
+CREATE FUNCTION snowflake_registry.epoch_key()
+RETURNS text
+LANGUAGE sql STABLE
+AS $$
+	SELECT pg_catalog.concat_ws('/',
+		pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_insert_lsn()), 1, 8),
+		pg_catalog.pg_postmaster_start_time(),
+		(SELECT d.oid FROM pg_catalog.pg_database d
+		 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
+		'snowflake_registry.claims'::pg_catalog.regclass::pg_catalog.oid)
+$$;
+
+-- The registry's epoch and its floor.  A registry whose key changed may
+-- have gone back in time: then a new epoch starts, whose floor lies above
+-- every promise the registry may have recorded and forgotten (each was
+-- bounded by the registry's clock of its day plus the lease of that day:
+-- the one in force, or the one before it), as long as the clock now is not
+-- behind those days' clocks by more than the margin, and no change of the
+-- lease was forgotten with them.  A restart starts an epoch too: nothing in a restored state tells
+-- a restart from a restore.
+CREATE FUNCTION snowflake_registry.epoch(OUT number bigint, OUT floor timestamptz)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	key text := snowflake_registry.epoch_key();
+	s snowflake_registry.settings;
+BEGIN
+	SELECT * INTO s FROM snowflake_registry.settings;
+	IF s.epoch_key IS DISTINCT FROM key THEN
+		SELECT * INTO s FROM snowflake_registry.settings FOR UPDATE;
+		IF s.epoch_key IS DISTINCT FROM key THEN
+			UPDATE snowflake_registry.settings
+			SET epoch = s.epoch OPERATOR(pg_catalog.+) 1,
+				epoch_key = key,
+				epoch_floor = GREATEST(s.epoch_floor,
+					pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+)
+					s.lease OPERATOR(pg_catalog.+) s.margin,
+					s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease
+					OPERATOR(pg_catalog.+) s.margin)
+			RETURNING * INTO s;
+		END IF;
+	END IF;
+	number := s.epoch;
+	floor := s.epoch_floor;
+END
+$$;
+
+-- The promise a holder gets now: the registry's clock plus the lease, never
+-- below what it had.
+CREATE FUNCTION snowflake_registry.promise(previous timestamptz)
+RETURNS timestamptz
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT GREATEST(previous,
+		pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) s.lease)
+	FROM snowflake_registry.settings s
+$$;
+
+-- Who holds claim c, for its own login: system, host, port, data directory,
+-- since when, and its promise.
+CREATE FUNCTION snowflake_registry.holder(c snowflake_registry.claims)
+RETURNS text
+LANGUAGE sql STABLE
+AS $$
+	SELECT pg_catalog.format('system %s (%s:%s, %s), holding it since %s with IDs up to %s',
+		c.system_identifier, c.host, c.port, c.data_directory, c.claimed_at,
+		c.promise)
+$$;
+
+-- The answer about claim c.
+CREATE FUNCTION snowflake_registry.answer_of(
+	c snowflake_registry.claims,
+	status text,
+	retry_at timestamptz DEFAULT NULL,
+	holder text DEFAULT NULL)
+RETURNS snowflake_registry.answer
+LANGUAGE sql STABLE
+AS $$
+	SELECT ROW(status, c.worker_id, c.version, c.floor, c.promise, s.lease,
+			   retry_at, holder)::snowflake_registry.answer
+	FROM snowflake_registry.settings s
+$$;
+
+-- The claims table of the snowflake extension of 1.3 in this database, if it
+-- is there: the 1.3 servers of a fleet being upgraded still use it.
+CREATE FUNCTION snowflake_registry.legacy_table()
+RETURNS regclass
+LANGUAGE sql STABLE
+AS $$
+	SELECT pg_catalog.to_regclass(pg_catalog.format('%I.snowflake_claims', n.nspname))
+	FROM pg_catalog.pg_extension e
+	JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+	WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake'
+$$;
+
+-- Bring the claims of 1.3 servers in datacenter dc (all of them: NULL) up to
+-- date from the 1.3 table: a pair there that this registry does not know is
+-- added as a legacy claim, and a legacy claim takes the 1.3 row's state.
+-- Such a claim passes on only by the 1.3 rules: its holder's clean shutdown,
+-- a release it confirmed, or its reclaim lease; and above its promise.
+CREATE FUNCTION snowflake_registry.legacy_refresh(dc integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	legacy regclass := snowflake_registry.legacy_table();
+BEGIN
+	IF legacy IS NULL THEN
+		RETURN;
+	END IF;
+	EXECUTE pg_catalog.format($q$
+		INSERT INTO snowflake_registry.claims AS c
+			(datacenter_id, worker_id, owner, state, confirmed, version, token,
+			 floor, promise, epoch, system_identifier, host, port,
+			 data_directory, claimed_at, extended_at, legacy,
+			 legacy_reclaim_lease)
+		SELECT o.datacenter_id, o.worker_id, NULL,
+			   CASE WHEN o.released THEN 'released'
+					WHEN o.idle THEN 'idle' ELSE 'held' END,
+			   o.released AND o.idle, o.version, o.token, o.taken_above,
+			   GREATEST(coalesce(o.issued_until,
+								 o.checked_in_at OPERATOR(pg_catalog.+) o.takeover_delay),
+						o.taken_above),
+			   0, o.system_identifier, o.host, o.port, o.data_directory,
+			   o.claimed_at, o.checked_in_at, true,
+			   coalesce(o.reclaim_lease, interval '1 day')
+		FROM %s o
+		WHERE ($1 IS NULL OR o.datacenter_id OPERATOR(pg_catalog.=) $1)
+		  AND o.checked_in_at OPERATOR(pg_catalog.<>) 'infinity'
+		ON CONFLICT (datacenter_id, worker_id) DO UPDATE
+		SET state = excluded.state, confirmed = excluded.confirmed,
+			version = excluded.version, token = excluded.token,
+			promise = GREATEST(c.promise, excluded.promise),
+			system_identifier = excluded.system_identifier,
+			extended_at = excluded.extended_at,
+			legacy_reclaim_lease = excluded.legacy_reclaim_lease
+		WHERE c.legacy$q$, legacy) USING dc;
+END
+$$;
+
+-- A 1.4 holder took claim c: the 1.3 table shows the pair held for good by
+-- its system, so that no 1.3 server claims it, nor takes it over.
+CREATE FUNCTION snowflake_registry.legacy_mirror(c snowflake_registry.claims)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	legacy regclass := snowflake_registry.legacy_table();
+BEGIN
+	IF legacy IS NULL THEN
+		RETURN;
+	END IF;
+	EXECUTE pg_catalog.format($q$
+		INSERT INTO %1$s AS o
+			(datacenter_id, worker_id, system_identifier, token, claimed_at,
+			 checked_in_at, idle, takeover_delay, version, issued_until,
+			 taken_above, released, reclaim_lease)
+		VALUES ($1, $2, $3, NULL, $4, 'infinity', false, interval '1 day', 1,
+				'9999-12-31 00:00:00+00', '9999-12-31 00:00:00+00', false,
+				interval '1 year')
+		ON CONFLICT (datacenter_id, worker_id) DO UPDATE
+		SET system_identifier = $3, token = NULL, checked_in_at = 'infinity',
+			idle = false, released = false, reassigned_to = NULL,
+			takeover_delay = interval '1 day', version = o.version + 1,
+			issued_until = '9999-12-31 00:00:00+00',
+			taken_above = '9999-12-31 00:00:00+00',
+			reclaim_lease = interval '1 year'$q$, legacy)
+	USING c.datacenter_id, c.worker_id, coalesce(c.system_identifier, 0),
+		c.claimed_at;
+END
+$$;
+
+-- Give claim c to this start (token, nonce) of the calling login: a new
+-- version, above every promise the pair had and above the epoch's floor.
+CREATE FUNCTION snowflake_registry.take(
+	c snowflake_registry.claims,
+	epoch_number bigint,
+	epoch_floor timestamptz,
+	layout text,
+	token uuid,
+	nonce uuid,
+	system_identifier bigint,
+	host text,
+	port integer,
+	data_directory text)
+RETURNS snowflake_registry.answer
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	now_ts timestamptz := pg_catalog.clock_timestamp();
+	floor_ts timestamptz;
+BEGIN
+	floor_ts := GREATEST(c.promise, c.floor, epoch_floor);
+	UPDATE snowflake_registry.claims s
+	SET owner = SESSION_USER, state = 'held', confirmed = false,
+		reassigned_to = NULL,
+		version = s.version OPERATOR(pg_catalog.+) 1,
+		token = take.token, nonce = take.nonce,
+		floor = floor_ts,
+		promise = snowflake_registry.promise(floor_ts),
+		epoch = epoch_number, layout = take.layout,
+		system_identifier = take.system_identifier, host = take.host,
+		port = take.port, data_directory = take.data_directory,
+		claimed_at = now_ts, extended_at = now_ts,
+		legacy = false, legacy_reclaim_lease = NULL
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
+	  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id
+	RETURNING * INTO c;
+	PERFORM snowflake_registry.legacy_mirror(c);
+	RETURN snowflake_registry.answer_of(c, 'claimed');
+END
+$$;
+
+-- May claim c, not held by this login, pass to it now?  A released claim
+-- once its holder confirmed or its promise is behind the clock; a claim
+-- whose promise has been behind the clock for the reclaim lease; a 1.3
+-- server's claim only by the 1.3 rules.
+CREATE FUNCTION snowflake_registry.free(c snowflake_registry.claims)
+RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+	SELECT CASE
+		WHEN c.legacy THEN
+			(c.state OPERATOR(pg_catalog.=) 'released' AND c.confirmed)
+			OR c.extended_at OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp()
+				OPERATOR(pg_catalog.-) c.legacy_reclaim_lease)
+		WHEN c.state OPERATOR(pg_catalog.=) 'released' THEN
+			c.confirmed OR c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()
+		ELSE
+			c.promise OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp()
+				OPERATOR(pg_catalog.-) s.reclaim_after)
+	END
+	FROM snowflake_registry.settings s
+$$;
+
+-- Claim a worker id in datacenter_id, from 0 to max_worker_id, for one start
+-- (token) of a server connected as its login, in one transaction; nonce
+-- starts the chain of its extensions.  The rules:
+--   * this start's own claim, asked for again with the same nonce (its answer
+--     was lost), is answered again;
+--   * a claim of this login, or reassigned to it, is its own: taken at once if
+--     idle, released and confirmed, or with its promise behind the registry's
+--     clock; otherwise 'refused' (another start of this login holds it: a
+--     running copy, or a previous start whose promise has not passed) or
+--     'waiting' (reassigned, its holder not done), with retry_at;
+--   * otherwise, within the login's allowance ('limit' beyond it), the
+--     preferred id if never claimed, then the lowest id never claimed, then
+--     a claim that is free (see snowflake_registry.free), the one whose
+--     promise passed first;
+--   * otherwise 'full'.
+-- A claim used with another layout is never granted ('layout').
+CREATE FUNCTION snowflake_registry.claim(
+	datacenter_id integer,
+	max_worker_id integer,
+	layout text,
+	token uuid,
+	nonce uuid,
+	system_identifier bigint DEFAULT NULL,
+	host text DEFAULT NULL,
+	port integer DEFAULT NULL,
+	data_directory text DEFAULT NULL,
+	preferred_worker_id integer DEFAULT NULL)
+RETURNS snowflake_registry.answer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+AS $$
+DECLARE
+	c snowflake_registry.claims;
+	ep record;
+	free_id integer;
+	allowed integer;
+	live integer;
+	dc integer := claim.datacenter_id;
+BEGIN
+	IF dc IS NULL OR dc NOT BETWEEN 0 AND 1073741823 OR
+	   max_worker_id IS NULL OR max_worker_id NOT BETWEEN 0 AND 1073741823 OR
+	   layout IS NULL OR layout !~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$' OR
+	   token IS NULL OR nonce IS NULL OR
+	   pg_catalog.length(host) > 255 OR pg_catalog.length(data_directory) > 1024 OR
+	   port NOT BETWEEN 0 AND 65535 THEN
+		RAISE EXCEPTION 'invalid claim for datacenter % with largest worker id %',
+			dc, max_worker_id
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'The datacenter id and the largest worker id lie between 0 and 1073741823; the layout, token and nonce are required; the host has at most 255 characters and the data directory at most 1024.';
+	END IF;
+	PERFORM snowflake_registry.durable();
+	INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
+	PERFORM FROM snowflake_registry.datacenters d
+	WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
+	SELECT * INTO ep FROM snowflake_registry.epoch();
+	PERFORM snowflake_registry.legacy_refresh(dc);
+
+	-- this start's claim, asked for again
+	SELECT * INTO c FROM snowflake_registry.claims s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+	  AND s.token OPERATOR(pg_catalog.=) claim.token
+	  AND s.nonce OPERATOR(pg_catalog.=) claim.nonce
+	  AND s.owner OPERATOR(pg_catalog.=) SESSION_USER
+	  AND s.state OPERATOR(pg_catalog.=) 'held'
+	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
+	FOR UPDATE;
+	IF FOUND AND c.epoch OPERATOR(pg_catalog.=) ep.number THEN
+		RETURN snowflake_registry.answer_of(c, 'claimed');
+	ELSIF FOUND THEN
+		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
+			nonce, system_identifier, host, port, data_directory);
+	END IF;
+
+	-- a claim of this login, or reassigned to it; or one of a 1.3 server of
+	-- this system
+	SELECT * INTO c FROM snowflake_registry.claims s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
+	  AND ((s.owner OPERATOR(pg_catalog.=) SESSION_USER
+			AND s.state OPERATOR(pg_catalog.<>) 'released')
+		   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
+		   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
+			   AND s.state OPERATOR(pg_catalog.<>) 'released'))
+	ORDER BY s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
+			 s.extended_at DESC
+	LIMIT 1
+	FOR UPDATE;
+	IF FOUND THEN
+		IF c.layout IS DISTINCT FROM claim.layout AND c.layout IS NOT NULL THEN
+			RETURN snowflake_registry.answer_of(c, 'layout');
+		ELSIF c.state OPERATOR(pg_catalog.=) 'idle' OR
+		   (c.state OPERATOR(pg_catalog.=) 'released' AND c.confirmed) OR
+		   (NOT c.legacy AND
+			c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()) OR
+		   (c.legacy AND snowflake_registry.free(c)) THEN
+			RETURN snowflake_registry.take(c, ep.number, ep.floor, layout,
+				token, nonce, system_identifier, host, port, data_directory);
+		END IF;
+		RETURN snowflake_registry.answer_of(c,
+			CASE WHEN c.state OPERATOR(pg_catalog.=) 'released'
+				 THEN 'waiting' ELSE 'refused' END,
+			CASE WHEN c.legacy
+				 THEN c.extended_at OPERATOR(pg_catalog.+) c.legacy_reclaim_lease
+				 ELSE c.promise END,
+			CASE WHEN c.owner OPERATOR(pg_catalog.=) SESSION_USER
+				 THEN snowflake_registry.holder(c) END);
+	END IF;
+
+	-- a new claim, within this login's allowance
+	SELECT coalesce((SELECT l.claims_per_datacenter FROM snowflake_registry.logins l
+					 WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER), 1)
+	INTO allowed;
+	SELECT pg_catalog.count(*) INTO live FROM snowflake_registry.claims s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+	  AND s.owner OPERATOR(pg_catalog.=) SESSION_USER
+	  AND s.state OPERATOR(pg_catalog.=) 'held'
+	  AND s.promise OPERATOR(pg_catalog.>=) pg_catalog.clock_timestamp();
+	IF live OPERATOR(pg_catalog.>=) allowed THEN
+		RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
+				   NULL)::snowflake_registry.answer;
+	END IF;
+
+	-- the preferred id, else the lowest one, never claimed
+	IF preferred_worker_id BETWEEN 0 AND max_worker_id AND
+	   NOT EXISTS (SELECT FROM snowflake_registry.claims s
+				   WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+					 AND s.worker_id OPERATOR(pg_catalog.=) preferred_worker_id) THEN
+		free_id := preferred_worker_id;
+	ELSIF NOT EXISTS (SELECT FROM snowflake_registry.claims s
+					  WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+						AND s.worker_id OPERATOR(pg_catalog.=) 0) THEN
+		free_id := 0;
+	ELSE
+		SELECT pg_catalog.min(s.worker_id) OPERATOR(pg_catalog.+) 1 INTO free_id
+		FROM snowflake_registry.claims s
+		WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+		  AND s.worker_id OPERATOR(pg_catalog.<) max_worker_id
+		  AND NOT EXISTS (SELECT FROM snowflake_registry.claims n
+						  WHERE n.datacenter_id OPERATOR(pg_catalog.=) s.datacenter_id
+							AND n.worker_id OPERATOR(pg_catalog.=)
+								(s.worker_id OPERATOR(pg_catalog.+) 1));
+	END IF;
+	IF free_id IS NOT NULL THEN
+		INSERT INTO snowflake_registry.claims AS s
+			(datacenter_id, worker_id, owner, state, version, epoch, layout,
+			 claimed_at, extended_at)
+		VALUES (dc, free_id, SESSION_USER, 'held', 0, ep.number, claim.layout,
+				pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
+		RETURNING * INTO c;
+		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
+			nonce, system_identifier, host, port, data_directory);
+	END IF;
+
+	-- a claim that is free, of this layout, not reassigned to another login
+	SELECT * INTO c FROM snowflake_registry.claims s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
+	  AND s.reassigned_to IS NULL
+	  AND (s.layout IS NULL OR s.layout OPERATOR(pg_catalog.=) claim.layout)
+	  AND snowflake_registry.free(s)
+	ORDER BY s.state OPERATOR(pg_catalog.=) 'released' AND s.confirmed DESC,
+			 s.promise
+	LIMIT 1
+	FOR UPDATE;
+	IF FOUND THEN
+		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
+			nonce, system_identifier, host, port, data_directory);
+	END IF;
+	RETURN ROW('full', NULL, NULL, NULL, NULL, NULL, NULL,
+			   NULL)::snowflake_registry.answer;
+END
+$$;
+
+-- Extend the promise of a claim held by this start (token) under version,
+-- chaining new_nonce to nonce, the holder's previous extension: 'extended'
+-- with the new promise.  The same call again (its answer was lost) is
+-- answered again.  In a new epoch the first extension is a new grant:
+-- 'regranted', with a new version and a floor above the epoch's.  'moved'
+-- (another start or login took it over), 'released' (an operator freed it:
+-- the holder stops and confirms with snowflake_registry.idle), 'forked'
+-- (another process extended it under the same token and version: a copy of
+-- this one).
+CREATE FUNCTION snowflake_registry.extend(
+	datacenter_id integer,
+	worker_id integer,
+	token uuid,
+	version bigint,
+	nonce uuid,
+	new_nonce uuid)
+RETURNS snowflake_registry.answer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+AS $$
+DECLARE
+	c snowflake_registry.claims;
+	ep record;
+	floor_ts timestamptz;
+BEGIN
+	IF datacenter_id IS NULL OR worker_id IS NULL OR token IS NULL OR
+	   version IS NULL OR nonce IS NULL OR new_nonce IS NULL THEN
+		RAISE EXCEPTION 'an extension names a datacenter id, a worker id, a token, a version and two nonces'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	PERFORM snowflake_registry.durable();
+	-- the epoch first: its row is locked before any claim's, everywhere
+	SELECT * INTO ep FROM snowflake_registry.epoch();
+	SELECT * INTO c FROM snowflake_registry.claims s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) extend.datacenter_id
+	  AND s.worker_id OPERATOR(pg_catalog.=) extend.worker_id
+	  AND s.owner OPERATOR(pg_catalog.=) SESSION_USER
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN ROW('moved', worker_id, NULL, NULL, NULL, NULL, NULL,
+				   NULL)::snowflake_registry.answer;
+	END IF;
+	-- a regrant whose answer was lost
+	IF c.token OPERATOR(pg_catalog.=) extend.token AND
+	   c.version OPERATOR(pg_catalog.=) (extend.version OPERATOR(pg_catalog.+) 1) AND
+	   c.nonce OPERATOR(pg_catalog.=) new_nonce AND
+	   c.state OPERATOR(pg_catalog.=) 'held' THEN
+		RETURN snowflake_registry.answer_of(c, 'regranted');
+	END IF;
+	IF c.token IS DISTINCT FROM extend.token OR
+	   c.version OPERATOR(pg_catalog.<>) extend.version THEN
+		RETURN snowflake_registry.answer_of(c, 'moved', NULL,
+											snowflake_registry.holder(c));
+	ELSIF c.state OPERATOR(pg_catalog.<>) 'held' THEN
+		RETURN snowflake_registry.answer_of(c, 'released');
+	ELSIF c.nonce OPERATOR(pg_catalog.=) new_nonce THEN
+		RETURN snowflake_registry.answer_of(c, 'extended');
+	ELSIF c.nonce IS DISTINCT FROM extend.nonce THEN
+		RETURN snowflake_registry.answer_of(c, 'forked');
+	END IF;
+
+	IF c.epoch OPERATOR(pg_catalog.<>) ep.number THEN
+		floor_ts := GREATEST(c.promise, c.floor, ep.floor);
+		UPDATE snowflake_registry.claims s
+		SET version = s.version OPERATOR(pg_catalog.+) 1, nonce = new_nonce,
+			floor = floor_ts, promise = snowflake_registry.promise(floor_ts),
+			epoch = ep.number, extended_at = pg_catalog.clock_timestamp()
+		WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
+		  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id
+		RETURNING * INTO c;
+		RETURN snowflake_registry.answer_of(c, 'regranted');
+	END IF;
+	UPDATE snowflake_registry.claims s
+	SET nonce = new_nonce, promise = snowflake_registry.promise(s.promise),
+		extended_at = pg_catalog.clock_timestamp()
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
+	  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id
+	RETURNING * INTO c;
+	RETURN snowflake_registry.answer_of(c, 'extended');
+END
+$$;
+
+-- Mark a claim idle: at its holder's clean shutdown, or once the holder
+-- stopped after learning that its claim was released (which confirms the
+-- release).  newest, the time of the holder's newest ID, read after it
+-- stopped generating, lowers the promise to it (never below the floor), so
+-- that the next holder starts there rather than at a promise that lies
+-- ahead.  That rests on no copy of the holder's memory running on: a copy
+-- would still issue up to the old promise.  The caller names its last
+-- extension's nonce, or the one whose answer it has not had (pending).
+-- Returns whether this start held the claim.
+CREATE FUNCTION snowflake_registry.idle(
+	datacenter_id integer,
+	worker_id integer,
+	token uuid,
+	version bigint,
+	nonce uuid,
+	pending uuid DEFAULT NULL,
+	newest timestamptz DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+AS $$
+DECLARE
+	c snowflake_registry.claims;
+BEGIN
+	PERFORM snowflake_registry.durable();
+	SELECT * INTO c FROM snowflake_registry.claims s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) idle.datacenter_id
+	  AND s.worker_id OPERATOR(pg_catalog.=) idle.worker_id
+	  AND s.owner OPERATOR(pg_catalog.=) SESSION_USER
+	  AND s.token OPERATOR(pg_catalog.=) idle.token
+	  AND s.version OPERATOR(pg_catalog.=) idle.version
+	  AND (s.nonce OPERATOR(pg_catalog.=) idle.nonce OR
+		   s.nonce OPERATOR(pg_catalog.=) idle.pending)
+	  AND (s.state OPERATOR(pg_catalog.=) 'held' OR
+		   (s.state OPERATOR(pg_catalog.=) 'released' AND NOT s.confirmed))
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+	UPDATE snowflake_registry.claims s
+	SET state = CASE WHEN c.state OPERATOR(pg_catalog.=) 'held'
+					 THEN 'idle' ELSE 'released' END,
+		confirmed = c.state OPERATOR(pg_catalog.=) 'released',
+		promise = CASE WHEN newest IS NULL OR NOT pg_catalog.isfinite(newest)
+					   THEN c.promise
+					   ELSE GREATEST(LEAST(newest, c.promise), c.floor) END,
+		extended_at = pg_catalog.clock_timestamp()
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
+	  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id;
+	RETURN true;
+END
+$$;
+
+-- For operators: every claim, its state and promise.  Tokens and nonces are
+-- never shown.
+--   held      its holder extends its promise
+--   expired   held, but its promise is behind the registry's clock: the
+--             holder stopped generating; another start of its login takes it
+--             at once, another login after the reclaim period
+--   idle      its holder shut down cleanly
+--   released  freed by an operator; free once confirmed, or its promise passed
+--   legacy    a claim of a 1.3 server (its 1.3 state follows)
+CREATE VIEW snowflake_registry.status AS
+SELECT c.datacenter_id, c.worker_id, c.owner,
+	   CASE
+		 WHEN c.legacy THEN 'legacy ' OPERATOR(pg_catalog.||) c.state
+		 WHEN c.state OPERATOR(pg_catalog.=) 'held' AND
+			  c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()
+		   THEN 'expired'
+		 ELSE c.state
+	   END AS state,
+	   c.confirmed, c.reassigned_to, c.version, c.floor, c.promise,
+	   c.epoch, c.layout, c.system_identifier, c.host, c.port,
+	   c.data_directory, c.claimed_at, c.extended_at,
+	   pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) c.extended_at
+		 AS since_extended
+FROM snowflake_registry.claims c;
+
+-- For operators: free a worker id (a server gone for good, or to retire).  A
+-- holder that still runs stops at its next extension and confirms; the id
+-- passes once it confirmed, or once its promise is behind the clock.
+-- Returns the time from which it passes without the confirmation (NULL: no
+-- such claim).
+CREATE FUNCTION snowflake_registry.release(
+	datacenter_id integer,
+	worker_id integer,
+	reassign_to name DEFAULT NULL)
+RETURNS timestamptz
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+AS $$
+DECLARE
+	c snowflake_registry.claims;
+BEGIN
+	PERFORM snowflake_registry.durable();
+	PERFORM snowflake_registry.legacy_refresh(release.datacenter_id);
+	UPDATE snowflake_registry.claims s
+	SET state = 'released', reassigned_to = reassign_to,
+		confirmed = s.state OPERATOR(pg_catalog.=) 'idle' OR
+					(s.state OPERATOR(pg_catalog.=) 'released' AND s.confirmed)
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) release.datacenter_id
+	  AND s.worker_id OPERATOR(pg_catalog.=) release.worker_id
+	RETURNING * INTO c;
+	IF NOT FOUND THEN
+		RETURN NULL;
+	ELSIF c.confirmed THEN
+		RAISE NOTICE 'worker id % of datacenter % is free', c.worker_id,
+			c.datacenter_id;
+		RETURN pg_catalog.clock_timestamp();
+	END IF;
+	RAISE NOTICE 'worker id % of datacenter % is free once its holder confirms the release at its next extension, or else from %',
+		c.worker_id, c.datacenter_id,
+		CASE WHEN c.legacy THEN c.extended_at OPERATOR(pg_catalog.+) c.legacy_reclaim_lease
+			 ELSE c.promise END
+		USING DETAIL = 'Until then the holder may still be generating IDs with it.';
+	RETURN CASE WHEN c.legacy
+				THEN c.extended_at OPERATOR(pg_catalog.+) c.legacy_reclaim_lease
+				ELSE c.promise END;
+END
+$$;
+
+-- For operators: give a worker id to another login, which takes it at its
+-- next claim, under the same rule as a release.
+CREATE FUNCTION snowflake_registry.reassign(
+	datacenter_id integer,
+	worker_id integer,
+	login name)
+RETURNS timestamptz
+LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
+AS $$
+	SELECT snowflake_registry.release(datacenter_id, worker_id, login)
+$$;
+
+-- For operators: let a login hold more than one live claim in a datacenter
+-- (1 restores the default).
+CREATE FUNCTION snowflake_registry.allow(login name, claims_per_datacenter integer)
+RETURNS void
+LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
+AS $$
+	INSERT INTO snowflake_registry.logins AS l VALUES (login, claims_per_datacenter)
+	ON CONFLICT (login) DO UPDATE SET claims_per_datacenter = excluded.claims_per_datacenter
+$$;
+
+-- For operators: the lease (how far ahead of the registry's clock a promise
+-- reaches) and how long a claim whose promise passed stays its login's.
+-- Returns them as they are now.
+CREATE FUNCTION snowflake_registry.configure(
+	lease interval DEFAULT NULL,
+	reclaim_after interval DEFAULT NULL,
+	OUT lease interval,
+	OUT reclaim_after interval)
+LANGUAGE sql VOLATILE SECURITY DEFINER
+AS $$
+	UPDATE snowflake_registry.settings s
+	SET lease = coalesce($1, s.lease),
+		previous_lease = CASE WHEN $1 IS NULL OR $1 OPERATOR(pg_catalog.=) s.lease
+							  THEN s.previous_lease
+							  WHEN NOT EXISTS (SELECT FROM snowflake_registry.claims)
+							  THEN interval '0'
+							  WHEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.<)
+								   (s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease)
+							  THEN GREATEST(s.lease, s.previous_lease)
+							  ELSE s.lease END,
+		lease_changed_at = CASE WHEN $1 IS NULL OR $1 OPERATOR(pg_catalog.=) s.lease
+								THEN s.lease_changed_at
+								ELSE pg_catalog.clock_timestamp() END,
+		reclaim_after = coalesce($2, s.reclaim_after)
+	RETURNING s.lease, s.reclaim_after
+$$;
+
+-- Every function runs with a search_path of pg_catalog and pg_temp only; no
+-- role but the owner may call one, until an operator grants it.
+DO $$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN
+		SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+		WHERE p.pronamespace = 'snowflake_registry'::regnamespace
+	LOOP
+		EXECUTE pg_catalog.format('ALTER FUNCTION %s SET search_path = pg_catalog, pg_temp', f);
+		EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
+	END LOOP;
+END
+$$;
+REVOKE ALL ON ALL TABLES IN SCHEMA snowflake_registry FROM PUBLIC;
+
+-- The first epoch: nothing was promised before it.
+UPDATE snowflake_registry.settings
+SET epoch = 1, epoch_key = snowflake_registry.epoch_key();
+
+-- A registry of 1.3 in this database: its claims come along, as claims of
+-- 1.3 servers (see legacy_refresh).
+SELECT snowflake_registry.legacy_refresh(NULL);
+
+-- The servers' logins are granted EXECUTE on claim, extend and idle (through
+-- a role such as snowflake_worker), and USAGE on the schema; operators
+-- SELECT on status and EXECUTE on release, reassign, allow and configure.
