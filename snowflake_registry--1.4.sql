@@ -609,12 +609,10 @@ BEGIN
 											snowflake_registry.holder(c));
 	ELSIF c.state OPERATOR(pg_catalog.<>) 'held' THEN
 		RETURN snowflake_registry.answer_of(c, 'released');
-	ELSIF c.nonce OPERATOR(pg_catalog.=) new_nonce THEN
-		RETURN snowflake_registry.answer_of(c, 'extended');
-	ELSIF c.nonce IS DISTINCT FROM extend.nonce THEN
-		RETURN snowflake_registry.answer_of(c, 'forked');
 	END IF;
 
+	-- in a new epoch, a grant above its floor: the registry may have
+	-- forgotten this holder's last extensions, so its nonce is not compared
 	IF c.epoch OPERATOR(pg_catalog.<>) ep.number THEN
 		floor_ts := GREATEST(c.promise, c.floor, ep.floor);
 		UPDATE snowflake_registry.claims s
@@ -625,6 +623,10 @@ BEGIN
 		  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id
 		RETURNING * INTO c;
 		RETURN snowflake_registry.answer_of(c, 'regranted');
+	ELSIF c.nonce OPERATOR(pg_catalog.=) new_nonce THEN
+		RETURN snowflake_registry.answer_of(c, 'extended');
+	ELSIF c.nonce IS DISTINCT FROM extend.nonce THEN
+		RETURN snowflake_registry.answer_of(c, 'forked');
 	END IF;
 	UPDATE snowflake_registry.claims s
 	SET nonce = new_nonce, promise = snowflake_registry.promise(s.promise),

@@ -179,7 +179,7 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 	/* what follows may read the newest ID: after every call that saw "gate" */
 	pg_memory_barrier();
 
-	if (status != old_status || new_generation)
+	if (status != old_status)
 		registry_log_status(status, worker_id, answer, reason);
 }
 
@@ -293,6 +293,9 @@ registry_apply_floor(void)
 	snowflake_raise_id_floor(held.waiting_floor_unix_ms);
 	held.waiting_floor_unix_ms = -1;
 	registry_publish(CLAIM_HELD, -1, true, NULL, NULL);
+	ereport(LOG,
+			(errmsg("snowflake IDs move above the floor of the registry's new epoch"),
+			 errdetail("The registry may have gone back in time (a restart, a restore or a failover), so this server's IDs start above every promise it may have forgotten.")));
 }
 
 /*

@@ -1,10 +1,12 @@
 
 # Copyright (c) 2026, the snowflake authors
 
-# Worker ids claimed from a registry: distinct ids for three primaries, a
-# restart keeps its id, two servers started at the same moment differ, the
-# registry stopped (a cached claim generates, a new server gets a clear
-# error), a full datacenter, and worker_id set beside a registry.
+# Worker ids claimed from a registry: distinct ids for three primaries, each
+# with its own login, a restart keeps its id, a crash restart takes it back
+# above the old start's promise, two servers started at the same moment
+# differ, the registry stopped (holders generate up to their promise, a
+# server that starts meanwhile waits), a full datacenter, a login at its
+# limit, a release and a reassignment, and worker_id set beside a registry.
 
 use strict;
 use warnings;
@@ -26,7 +28,7 @@ sub claim_row
 	my ($pair, $columns) = @_;
 	my ($dc, $worker) = split /\|/, $pair;
 	return $registry->safe_psql('postgres',
-		"SELECT $columns FROM snowflake_claims "
+		"SELECT $columns FROM snowflake_registry.claims "
 		  . "WHERE datacenter_id = $dc AND worker_id = $worker");
 }
 
@@ -47,11 +49,11 @@ is(scalar(keys %{ { map { $_ => 1 } grep { defined } @pairs } }),
 	3, 'the three primaries claim distinct worker ids');
 is((grep { /^5\|/ } @pairs), 3, 'every claim is in the configured datacenter');
 my ($a, $b, $c) = @primaries;
-is( claim_row($pairs[0], 'system_identifier, port, data_directory, idle'),
-	system_identifier($a) . '|' . $a->port . '|' . $a->data_dir . '|f',
-	'the registry records the holder: system identifier, port, data directory'
+is( claim_row($pairs[0], 'owner, system_identifier, port, data_directory, state'),
+	'a|' . system_identifier($a) . '|' . $a->port . '|' . $a->data_dir . '|held',
+	'the registry records the holder: its login, system identifier, port, data directory'
 );
-ok(-f $a->data_dir . '/snowflake.claim', 'the claim is cached next to the mark');
+ok(-f $a->data_dir . '/snowflake.claim', 'the worker id is kept next to the mark');
 is( $a->safe_psql(
 		'postgres', q{
 SELECT string_agg(DISTINCT p.datacenter_id || '|' || p.worker_id, ' ')
@@ -64,38 +66,54 @@ is( $a->safe_psql(
 	$pairs[0],
 	'snowflake_status shows the claimed worker id');
 
-# A clean restart marks the claim idle and takes it back at once, even with
-# a takeover delay far longer than the test waits.
-$a->append_conf('postgresql.conf', 'snowflake.registry_takeover_delay = 600s');
+# A clean restart marks the claim idle, lowering its promise to the newest
+# ID, and takes it back at once, above that ID.
+my ($newest_a, $newest_a_ts) = split /\|/,
+  $a->safe_psql('postgres',
+	'SELECT i, snowflake_timestamp(i) FROM snowflake_next_id() i');
 $a->stop;
-is(claim_row($pairs[0], 'idle'), 't', 'a clean shutdown marks the claim idle');
+is(claim_row($pairs[0], 'state'), 'idle', 'a clean shutdown marks the claim idle');
+is( claim_row($pairs[0],
+		"promise <= '$newest_a_ts'::timestamptz + interval '1 ms'"),
+	't',
+	'and lowers its promise to the newest ID');
 start_node($a);
 my ($pair, $took) = wait_for_pair($a, 60);
 is($pair, $pairs[0], 'a restart gets its worker id back');
-cmp_ok($took, '<', 60, 'an idle claim is taken back without a takeover delay');
-is(claim_row($pairs[0], 'idle'), 'f', 'the claim is active again');
+cmp_ok($took, '<', 2, 'an idle claim is taken back at once');
+is(claim_row($pairs[0], 'state'), 'held', 'the claim is held again');
+cmp_ok($a->safe_psql('postgres', 'SELECT snowflake_next_id()'),
+	'>', $newest_a, 'above the last ID of the start before');
 
-# A crash restart gets its id back once the dead incarnation's claim has gone
-# without check-in for the takeover delay (2 s here).
+# A crash restart gets its id back once the dead start's promise (the lease,
+# 2 s here) is behind the registry's clock, and issues above that promise.
+my $promise_b = claim_row($pairs[1], 'promise');
 crash_node($b);
 start_node($b);
 my ($refused_pair, $refused_err) = next_pair($b);
 ($pair, $took) = wait_for_pair($b);
 is($pair, $pairs[1], 'a crash restart gets its worker id back');
 note "after the crash restart: first call "
-  . ($refused_pair // 'refused') . ", claimed after $took s";
+  . ($refused_pair // "refused: $refused_err") . ", claimed after $took s";
+cmp_ok(
+	$b->safe_psql('postgres', 'SELECT snowflake_timestamp(snowflake_next_id())'),
+	'gt', $promise_b,
+	'above the promise of the start that crashed');
 
-# Two servers started at the same moment: hold the datacenter's claim lock
-# on the registry, so that both claims queue behind it, then let them go.
+# Two servers started at the same moment: hold the datacenter's row on the
+# registry, so that both claims queue behind it, then let them go.
 my $holder = $registry->background_psql('postgres');
-$holder->query_safe('SELECT pg_advisory_lock(1397641047, 5)');
+$holder->query_safe('BEGIN');
+$holder->query_safe(
+	'SELECT * FROM snowflake_registry.datacenters WHERE datacenter_id = 5 FOR UPDATE');
 my @twins = map { snowflake_node($_, registry => $registry) } qw(d e);
 start_node($_) foreach @twins;
 ok( $registry->poll_query_until(
 		'postgres',
-		"SELECT count(*) = 2 FROM pg_locks WHERE locktype = 'advisory' "
-		  . "AND objid = 5 AND NOT granted"),
-	'both new servers wait on the claim lock at the same moment');
+		"SELECT count(*) = 2 FROM pg_stat_activity "
+		  . "WHERE application_name = 'snowflake registry worker' "
+		  . "AND wait_event_type = 'Lock'"),
+	'both new servers wait on the datacenter at the same moment');
 # Their claims time out and are retried meanwhile; the registry ends the
 # statements they gave up on, so their connections do not pile up there.
 sleep(5);
@@ -106,7 +124,7 @@ cmp_ok(
 		  . "WHERE application_name = 'snowflake registry worker'"),
 	'<=', 7,
 	'retried claims leave no connections behind on the registry');
-$holder->query_safe('SELECT pg_advisory_unlock(1397641047, 5)');
+$holder->query_safe('COMMIT');
 $holder->quit;
 my @twin_pairs = map { (wait_for_pair($_))[0] } @twins;
 ok( defined $twin_pairs[0]
@@ -116,121 +134,146 @@ ok( defined $twin_pairs[0]
 	"two servers started at the same moment get different ids (@twin_pairs)");
 $_->stop foreach @twins;
 
-# The registry stopped: a server with a cached claim generates with it; a
-# server that never claimed refuses with a clear error.
+# The registry stopped: a holder generates up to its promise, then refuses;
+# a server that starts meanwhile waits, even with a claim of its own.
+my $new = snowflake_node('f', registry => $registry);
 $c->stop;
 $registry->stop;
 start_node($c);
-($pair, $took) = wait_for_pair($c, 60);
-is($pair, $pairs[2], 'with the registry down, the cached claim generates');
-ok( $c->log_contains(
-		'generating with the cached claim on worker id \d+ of datacenter 5'),
-	'the log says the cached claim is in use');
-
-my $new = snowflake_node('f', registry => $registry);
-start_node($new);
-my ($new_pair, $err) = next_pair($new);
-ok(!defined $new_pair, 'a server that never claimed does not generate');
+my ($down_pair, $down_err) = next_pair($c);
+ok(!defined $down_pair, 'with the registry down, a restarted server does not generate');
 like(
-	$err,
-	qr/55000: could not generate a snowflake ID: the registry cannot be used and this server has no cached claim/,
-	'and says that the registry cannot be used and it has no cached claim');
+	$down_err,
+	qr/55000: could not generate a snowflake ID: the registry cannot be used/,
+	'and says that the registry cannot be used');
+ok(!$c->log_contains('generating with the cached claim'),
+	'no cached claim is ever used');
+like(
+	wait_for_refusal($a, 30),
+	qr/55000: could not generate a snowflake ID: the ID would pass the time the registry recorded for this server's claim/,
+	'a holder cut off from the registry stops at its promise, and says so');
 
-# With the registry back, both get their claims from it.
 $registry->start;
+$new->start;
+# With the registry back, all of them get their claims from it.
 ($pair) = wait_for_pair($new);
 ok(defined $pair && !grep({ $_ eq $pair } @pairs, @twin_pairs),
-	'once the registry is back, the new server claims a free id');
-ok( $registry->poll_query_until(
-		'postgres',
-		'SELECT idle = false AND port = '
-		  . $c->port
-		  . ' FROM snowflake_claims WHERE worker_id = '
-		  . (split /\|/, $pairs[2])[1]),
-	'the server on its cached claim confirms it with the registry');
-is(next_pair($c), $pairs[2], 'and goes on generating with it');
+	'once the registry is back, a new server claims a free id');
+is((wait_for_pair($c))[0], $pairs[2], 'the restarted server claims its own id again');
+ok(defined((wait_for_pair($a))[0]), 'and the holder generates again');
 $new->stop;
 
-# A full datacenter: every worker id of datacenter 7 held by other servers
-# that check in.
+# A full datacenter: every worker id of datacenter 7 held by other logins
+# that extend their promises.
 $registry->safe_psql(
 	'postgres', q{
-INSERT INTO snowflake_claims
-SELECT 7, w, 1000 + w, 1, gen_random_uuid(), 'elsewhere', 5432, '/data',
-       clock_timestamp(), clock_timestamp(), false, '10 s'
+INSERT INTO snowflake_registry.claims
+	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
+	 promise, claimed_at, extended_at)
+SELECT 7, w, 'elsewhere_' || w, 'held', 1, 1, '1288834974657/41/5/5/12',
+	   clock_timestamp(), clock_timestamp() + interval '1 hour',
+	   clock_timestamp(), clock_timestamp()
 FROM generate_series(0, 31) w});
 my $full = snowflake_node('g', registry => $registry,
 	extra_conf => "snowflake.datacenter_id = 7\n");
 start_node($full);
-($new_pair, $err) = next_pair($full);
+my ($new_pair, $err) = next_pair($full);
 ok(!defined $new_pair, 'a server in a full datacenter does not generate');
 like(
 	$err,
-	qr/53400: could not generate a snowflake ID: all 32 worker ids of datacenter 7 are claimed.*HINT:  Release the claims of servers that are gone with snowflake_registry_release\(\)/s,
+	qr/53400: could not generate a snowflake ID: all 32 worker ids of datacenter 7 are claimed.*HINT:  Release the claims of servers that are gone with snowflake_registry.release\(\)/s,
 	'and says that the datacenter is full and how to free ids');
 ok($full->log_contains('all 32 snowflake worker ids of datacenter 7 are claimed'),
 	'the log says so too');
 
-# A claim that has not checked in for longer than the reclaim lease (a day)
-# passes to the new server.
+# A claim whose promise passed longer ago than reclaim_after (a day) passes
+# to another login, above that promise.
 $registry->safe_psql('postgres',
-	"UPDATE snowflake_claims SET checked_in_at = now() - interval '2 days' "
+	"UPDATE snowflake_registry.claims SET promise = now() - interval '2 days' "
 	  . "WHERE datacenter_id = 7 AND worker_id = 13");
 ($pair) = wait_for_pair($full);
-is($pair, '7|13', 'a claim silent for longer than the lease is reclaimed');
+is($pair, '7|13', 'a claim silent for longer than reclaim_after passes to another login');
+is(claim_row('7|13', 'owner'), 'g', 'which owns it now');
 $full->stop;
 
-# An operator releases a claim: the holder learns it at its next check-in.
+# A login holds one live claim a datacenter: a second server with the same
+# login (a copy with its own system) is refused while the first extends.
+$new->start;
+wait_for_pair($new);
+my $twin_login = snowflake_node('n', registry => $registry, login => 'f');
+start_node($twin_login);
+like(
+	wait_for_refusal($twin_login, 10, qr/refused/),
+	qr/55000: could not generate a snowflake ID: the registry refused this server's claim.*DETAIL:  Worker id \d+ of datacenter 5 is held by another start of this server's login: system \d+/s,
+	"a second server on one login is refused, and told who holds the login's claim");
+$twin_login->stop;
+$new->stop;
+
+# An operator releases a claim: the holder learns it at its next
+# extension, confirms, and claims a worker id again by itself.
 my $released_worker = (split /\|/, $pairs[0])[1];
 is( $registry->safe_psql('postgres',
-		"SELECT snowflake_registry_release(5, $released_worker) IS NOT NULL"),
+		"SELECT snowflake_registry.release(5, $released_worker) IS NOT NULL"),
 	't',
-	'snowflake_registry_release releases a claim and says when it is free');
-like(
-	wait_for_refusal($a),
-	qr/this server's claim on worker id $released_worker of datacenter 5 was released on the registry/,
+	'snowflake_registry.release releases a claim and says when it is free');
+ok( $a->wait_for_log(
+		"this server's claim on snowflake worker id $released_worker of datacenter 5 was released on the registry"),
 	'the holder of a released claim stops generating and says why');
 ok( $registry->poll_query_until(
 		'postgres',
-		"SELECT released_confirmed FROM snowflake_registry_status "
+		"SELECT confirmed FROM snowflake_registry.status "
 		  . "WHERE datacenter_id = 5 AND worker_id = $released_worker"),
 	'and confirms to the registry that it stopped');
+($pair) = wait_for_pair($a);
+ok(defined $pair, "and generates again, with the claim it made anew ($pair)");
 
-# An operator reassigns a claim to another system: the holder says to whom.
+# An operator reassigns a claim to another login: the holder stops, and the
+# login it was given to takes it at its next claim, above the holder's IDs.
 my $reassigned_worker = (split /\|/, $pairs[1])[1];
+my $newest_b = $b->safe_psql('postgres', 'SELECT snowflake_next_id()');
 $registry->safe_psql('postgres',
-	"SELECT snowflake_registry_reassign(5, $reassigned_worker, 4242)");
-like(
-	wait_for_refusal($b, undef, qr/has moved/),
-	qr/this server's claim on worker id $reassigned_worker of datacenter 5 has moved to another server\n.*DETAIL:  It was reassigned on the registry to the server with system identifier 4242, which has not claimed it yet\.\n.*HINT:  Restart the server to claim a worker id again\./,
-	'the holder of a reassigned claim stops generating and names the new holder');
-ok( $b->log_contains(
-		'DETAIL:  It was reassigned on the registry to the server with system identifier 4242, which has not claimed it yet\.'
-	),
-	'the log says so too, with no empty "since"');
+	"SELECT snowflake_registry.reassign(5, $reassigned_worker, 'o')");
+ok( $b->wait_for_log(
+		"this server's claim on snowflake worker id $reassigned_worker of datacenter 5 was released on the registry"),
+	'the holder of a reassigned claim stops generating');
+my $heir = snowflake_node('o', registry => $registry);
+start_node($heir);
+($pair) = wait_for_pair($heir);
+is($pair, "5|$reassigned_worker", 'the login it was reassigned to takes it');
+cmp_ok(
+	$heir->safe_psql('postgres',
+		"SELECT snowflake_timestamp(snowflake_next_id()) > snowflake_timestamp($newest_b)"),
+	'eq', 't',
+	"above the previous holder's newest ID");
+$heir->stop;
 
 # A registry database without the extension: the server says so.
 $registry->safe_psql('postgres', 'CREATE DATABASE no_extension');
-(my $no_extension_conninfo = registry_conninfo($registry)) =~
+(my $no_extension_conninfo = registry_conninfo($registry, 'i')) =~
   s/dbname=postgres/dbname=no_extension/;
 my $misdirected = snowflake_node('i', registry => $registry,
 	extra_conf => "snowflake.registry = '$no_extension_conninfo'\n");
 start_node($misdirected);
 like(
 	(next_pair($misdirected))[1],
-	qr/the registry cannot be used and this server has no cached claim\n.*DETAIL:  The registry database has no snowflake extension: run CREATE EXTENSION snowflake there\./s,
+	qr/the registry cannot be used\n.*DETAIL:  The registry database has no snowflake_registry extension: run CREATE EXTENSION snowflake_registry there\./s,
 	'a registry database without the extension is named as the reason');
 $misdirected->stop;
 
 # Claims follow the server's layout: with one worker bit, a datacenter has
-# worker ids 0 and 1 only.
+# worker ids 0 and 1 only; and a pair used with another layout is never
+# granted under this one.
 $registry->safe_psql(
 	'postgres', q{
-INSERT INTO snowflake_claims
-SELECT 9, w, 2000 + w, 1, gen_random_uuid(), 'elsewhere', 5432, '/data',
-       clock_timestamp(), clock_timestamp(), false, '10 s'
+INSERT INTO snowflake_registry.claims
+	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
+	 promise, claimed_at, extended_at)
+SELECT 9, w, 'elsewhere_' || w, 'held', 1, 1, '1288834974657/41/5/1/16',
+	   clock_timestamp(), clock_timestamp() + interval '1 hour',
+	   clock_timestamp(), clock_timestamp()
 FROM unnest(ARRAY[0, 5]) w});
-my $one_bit_conf = "snowflake.datacenter_id = 9\nsnowflake.worker_bits = 1\n";
+my $one_bit_conf = "snowflake.datacenter_id = 9\nsnowflake.worker_bits = 1\n"
+  . "snowflake.sequence_bits = 16\n";
 my $small = snowflake_node('k', registry => $registry,
 	extra_conf => $one_bit_conf);
 start_node($small);
@@ -243,6 +286,16 @@ like((next_pair($too_many))[1],
 	qr/all 2 worker ids of datacenter 9 are claimed/,
 	'and the next server finds the datacenter full');
 $_->stop foreach ($small, $too_many);
+$registry->safe_psql('postgres',
+	"UPDATE snowflake_registry.claims SET state = 'released', confirmed = true "
+	  . "WHERE datacenter_id = 9");
+my $other_layout = snowflake_node('p', registry => $registry,
+	extra_conf => "snowflake.datacenter_id = 9\nsnowflake.worker_bits = 1\n");
+start_node($other_layout);
+like((next_pair($other_layout))[1],
+	qr/all 2 worker ids of datacenter 9 are claimed/,
+	'a freed pair used with another layout is not granted under this one');
+$other_layout->stop;
 
 # A registry that accepts connections but never answers: the worker gives
 # up after its timeout (a check-in interval, here a minute), and shutdown
@@ -257,7 +310,7 @@ my $hanging = snowflake_node(
 	registry   => $registry,
 	extra_conf => "snowflake.registry = 'host=127.0.0.1 port="
 	  . $silent->sockport
-	  . " dbname=postgres connect_timeout=600'\n"
+	  . " dbname=postgres user=j connect_timeout=600'\n"
 	  . "snowflake.registry_check_in_interval = '60s'\n");
 start_node($hanging);
 like((next_pair($hanging))[1],

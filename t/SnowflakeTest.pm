@@ -185,8 +185,9 @@ offset 0.  Parameters: C<allows_streaming> (1, or 'logical'), C<no_cache> (libfa
 the clock file at every clock read instead of once a second), C<offset> and
 C<rate> (the initial clock, see set_clock), C<extra_conf>, and C<registry>,
 a registry node (see snowflake_registry): then the node claims its worker id
-there instead of setting it, checks in every 200 ms and takes a claim over
-after 2 s without check-in.  With C<< node_ids => 0 >>, the node
+there instead of setting it, as the login C<login> (default: the node's
+name, which registry_conninfo creates on the registry), and extends its
+claim every 200 ms.  With C<< node_ids => 0 >>, the node
 sets neither id and takes the defaults, for a test that writes them itself.
 C<install_path> runs another installation's binaries (see
 PostgreSQL::Test::Cluster->new), and C<initdb_extra> lists extra initdb
@@ -211,9 +212,8 @@ sub snowflake_node
 	my $worker_conf =
 	  $params{registry}
 	  ? "snowflake.registry = '"
-	  . registry_conninfo($params{registry}) . "'\n"
+	  . registry_conninfo($params{registry}, $params{login} // $name) . "'\n"
 	  . "snowflake.registry_check_in_interval = 200\n"
-	  . "snowflake.registry_takeover_delay = 2000\n"
 	  : "snowflake.worker_id = 11\n";
 	my $ids_conf =
 	  ($params{node_ids} // 1)
@@ -296,21 +296,24 @@ sub snowflake_standby
 =item snowflake_registry(name, %params)
 
 A started server that serves as the worker id registry: no preload,
-CREATE EXTENSION snowflake in database postgres.  With C<clock> (or any of
-C<offset>, C<rate> and C<no_cache>, as for snowflake_node), it runs under
-libfaketime with a clock file of its own, so that set_clock moves the
-registry's clock; start it again with start_node after a stop.  Without
-them, it runs on the real clock.
+CREATE EXTENSION snowflake_registry in database postgres, with a lease of
+C<lease> (default 2 s) set by snowflake_registry.configure.  With C<clock>
+(or any of C<offset>, C<rate> and C<no_cache>, as for snowflake_node), it
+runs under libfaketime with a clock file of its own, so that set_clock
+moves the registry's clock; start it again with start_node after a stop.
+Without them, it runs on the real clock.
 
 The registry's roles are made by the SQL the documentation gives operators,
-read from docs/fleet.md's section "The registry" as it stands (the one
-password placeholder dropped: the test servers trust local connections), so
-that the tests run with exactly the grants users are told to give.
+read from docs/fleet.md's section "The registry" as it stands (the password
+placeholder dropped: the test servers trust local connections), so that the
+tests run with exactly the grants users are told to give.
 
-=item registry_conninfo(registry)
+=item registry_conninfo(registry[, login])
 
-The libpq connection string a server uses to claim from a registry node: as
-the role snowflake_worker of docs/fleet.md.
+The libpq connection string a server uses to claim from a registry node, as
+login (default: the example login of docs/fleet.md).  A login that the
+registry does not have yet is made there as docs/fleet.md makes one, if
+the registry runs.
 
 =cut
 
@@ -319,10 +322,20 @@ sub _fleet_doc_registry_sql
 {
 	my $doc = slurp_file(dirname(__FILE__) . '/../docs/fleet.md');
 	my ($sql) = $doc =~
-	  /^```sql\n(CREATE EXTENSION snowflake;\n-- the role the servers connect as.*?)^```$/ms
+	  /^```sql\n(CREATE EXTENSION snowflake_registry;\n-- what every server's login may do.*?)^```$/ms
 	  or die 'docs/fleet.md has no registry setup block';
 	$sql =~ s/ PASSWORD '\.\.\.'//
 	  or die "docs/fleet.md's registry setup has no password placeholder";
+	return $sql;
+}
+
+# docs/fleet.md's statement that makes a server's login, for login
+sub _fleet_doc_login_sql
+{
+	my ($login) = @_;
+	my ($sql) = _fleet_doc_registry_sql() =~ /^(CREATE ROLE server_paris_1 LOGIN .*?;)$/m
+	  or die 'docs/fleet.md has no server login in its registry setup';
+	$sql =~ s/server_paris_1/"$login"/;
 	return $sql;
 }
 
@@ -342,18 +355,29 @@ sub snowflake_registry
 		$node->start;
 	}
 	$node->safe_psql('postgres', _fleet_doc_registry_sql());
+	$node->safe_psql('postgres',
+		"SELECT snowflake_registry.configure(lease => '"
+		  . ($params{lease} // '2 s') . "')");
 	return $node;
 }
 
 sub registry_conninfo
 {
-	my ($registry) = @_;
+	my ($registry, $login) = @_;
+	$login //= 'server_paris_1';
+	# a registry that is down cannot make it: the test made it before
+	eval { $registry->safe_psql('postgres', qq{
+DO \$\$ BEGIN
+	IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$login') THEN
+		EXECUTE \$sql\$@{[_fleet_doc_login_sql($login)]}\$sql\$;
+	END IF;
+END \$\$}) };
 	return
 	    'host='
 	  . $registry->host
 	  . ' port='
 	  . $registry->port
-	  . ' dbname=postgres user=snowflake_worker connect_timeout=2';
+	  . " dbname=postgres user=$login connect_timeout=2";
 }
 
 =pod
