@@ -38,6 +38,8 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use POSIX qw(strftime);
+use Time::Local qw(timegm);
 
 my $top = "$FindBin::RealBin/..";
 
@@ -201,28 +203,94 @@ sub shown_outputs
 # Comparing output
 #
 
-# a line of output as compared: spaces collapsed, times and IDs replaced,
-# an aligned table's separator line shortened
+# An ID or a time of this run, which the page cannot know, is one of the
+# day of the run: a time, or the time of an ID of the quick start's layout
+# and epoch (Twitter's), between a day before the test started and a day
+# after now.  Other IDs and times, those that the examples compute from
+# their constants, are compared as they are.
+my $id_pattern = qr/(?<![\w.])\d{15,19}(?![\w.])/;
+my $time_pattern =
+  qr/\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d(?::?\d\d)?)?/;
+my $twitter_epoch_ms = 1288834974657;
+
+sub of_this_run
+{
+	my ($seconds) = @_;
+	return $seconds >= $^T - 86400 && $seconds <= time() + 86400;
+}
+
+sub id_of_this_run
+{
+	my ($id) = @_;
+	return of_this_run((int($id / 4194304) + $twitter_epoch_ms) / 1000);
+}
+
+sub time_of_this_run
+{
+	my ($year, $month, $day, $hour, $minute, $second, $zone) = $_[0] =~
+	  /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?(Z|[+-]\d\d(?::?\d\d)?)?$/;
+	my $seconds = eval {
+		timegm($second, $minute, $hour, $day, $month - 1, $year);
+	} // return 0;
+	if (defined $zone && $zone =~ /^([+-])(\d\d):?(\d\d)?$/)
+	{
+		$seconds -= ($1 eq '-' ? -1 : 1) * ($2 * 3600 + ($3 // 0) * 60);
+	}
+	return of_this_run($seconds);
+}
+
+# a line as compared: spaces collapsed, an aligned table's separator line
+# shortened
 sub normalise
 {
 	my ($line) = @_;
 	$line =~ s/^\s+|\s+$//g;
 	$line =~ s/\s+/ /g;
-	$line =~
-	  s/\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d(?::?\d\d)?)?/<time>/g;
-	$line =~ s/(?<![\w.])\d{15,19}(?![\w.])/<id>/g;
 	$line =~ s/-+/-/g if $line =~ /^-+(?:\+-+)*$/;
+	return $line;
+}
+
+# a printed line as compared: normalised, with the times and IDs of this
+# run replaced by <time> and <id>
+sub printed_line
+{
+	my ($line) = @_;
+	$line = normalise($line);
+	$line =~ s/($time_pattern)/time_of_this_run($1) ? '<time>' : $1/ge;
+	$line =~ s/($id_pattern)/id_of_this_run($1) ? '<id>' : $1/ge;
 	return $line;
 }
 
 sub is_separator { return $_[0] =~ /^-(?:\+-)*$/; }
 
-# whether one shown line matches one printed line, "..." standing for any
-# text
+# whether one shown line matches one printed line: "..." stands for any
+# text, and a time or an ID of the page for itself or for one of this run
 sub line_matches
 {
 	my ($shown, $printed) = @_;
-	my $pattern = join '.*', map { quotemeta } split /\.\.\./, $shown, -1;
+	my @pieces;
+	foreach my $piece (split /\.\.\./, $shown, -1)
+	{
+		my $pattern = '';
+		foreach my $part (split /($time_pattern|$id_pattern)/, $piece)
+		{
+			next unless defined $part;
+			if ($part =~ /^$time_pattern$/)
+			{
+				$pattern .= '(?:' . quotemeta($part) . '|<time>)';
+			}
+			elsif ($part =~ /^$id_pattern$/)
+			{
+				$pattern .= '(?:' . quotemeta($part) . '|<id>)';
+			}
+			else
+			{
+				$pattern .= quotemeta($part);
+			}
+		}
+		push @pieces, $pattern;
+	}
+	my $pattern = join '.*', @pieces;
 	return $printed =~ /^$pattern$/;
 }
 
@@ -252,7 +320,7 @@ sub output_matches
 	my ($shown, $printed) = @_;
 	my @shown = grep { $_ ne '' && !/^\(\d+ rows?\)$/ } map { normalise($_) } @$shown;
 	my @printed =
-	  grep { $_ ne '' && !/^\(\d+ rows?\)$/ } map { normalise($_) } @$printed;
+	  grep { $_ ne '' && !/^\(\d+ rows?\)$/ } map { printed_line($_) } @$printed;
 	splice(@printed, 0, 2)
 	  if !grep({ is_separator($_) } @shown)
 	  && @printed >= 2
@@ -270,6 +338,9 @@ ok( !output_matches(
 		[ 'INV-2017091509350484802050000' ],
 		[ ' snowflake_serial ', '---------', ' INV-2017091509350484802050001', '(1 row)' ]),
 	'comparison: a digit off fails');
+# a time and an ID of now, as the server prints them
+my $now = strftime('%Y-%m-%d %H:%M:%S', gmtime) . '.123+00';
+my $now_id = (int(time() * 1000) - $twitter_epoch_ms) * 4194304 + (1 << 17) + (1 << 12);
 ok( output_matches(
 		[
 			'             ts             | datacenter_id | worker_id | sequence',
@@ -279,19 +350,24 @@ ok( output_matches(
 		[
 			'           ts            | datacenter_id | worker_id | sequence ',
 			'-------------------------+---------------+-----------+----------',
-			' 2026-11-27 08:53:54+00  |             1 |         0 |        7 ',
+			" $now |             1 |         0 |        7 ",
 			'(1 row)'
 		]),
-	'comparison: a table, up to times and column widths');
+	'comparison: a table, up to a time of this run and column widths');
 ok( !output_matches(
 		[ ' 2016-04-30 11:18:25.796+00 |             1 |         0 |        7' ],
 		[ ' ts | datacenter_id | worker_id | sequence', '---+---+---+---',
-			' 2016-04-30 11:18:25.796+00 | 1 | 1 | 7' ]),
+			" $now | 1 | 1 | 7" ]),
 	'comparison: another worker fails');
+ok( !output_matches(
+		[ ' 2016-04-30 11:18:25.796+00' ], [ ' 2016-04-30 11:18:25.797+00' ]),
+	'comparison: a time that is not of this run is compared');
 ok( output_matches(
-		[ '{"id": "908625204492914688", "ts": "2017-09-15T09:35:04.848Z", "sequence": 0}' ],
-		[ '{"id": "2126238070096400384", "ts": "2026-11-27T08:53:54.161Z", "sequence": 0}' ]),
-	'comparison: IDs and times in JSON');
+		[ '{"id": "2126221290644836352", "ts": "2026-11-01T09:35:04.848Z", "sequence": 0}' ],
+		[ qq({"id": "$now_id", "ts": "${\ substr($now, 0, 10)}T00:00:00.001Z", "sequence": 0}) ]),
+	'comparison: IDs and times of this run in JSON');
+ok( !output_matches([ '908625204492914688' ], [ '908625204492914689' ]),
+	'comparison: an ID that is not of this run is compared');
 ok( output_matches(
 		[ ' Append', ' ->  Seq Scan on events_20261102 events_1', '...' ],
 		[ 'QUERY PLAN', '----', ' Append', '   ->  Seq Scan on events_20261102 events_1',
