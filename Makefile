@@ -17,7 +17,7 @@ DATA = $(notdir $(wildcard $(srcdir)/snowflake--*.sql $(srcdir)/snowflake_regist
 PGFILEDESC = "snowflake - Twitter-Snowflake IDs generated inside PostgreSQL"
 
 # Tests run against throwaway servers that pg_regress starts itself.
-REGRESS = layout generate errors toolbox between partition migrate upgrade
+REGRESS = layout generate errors toolbox between partition migrate upgrade comments
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=$(srcdir)/test/preload.conf
 ISOLATION = interleave
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=$(srcdir)/test/preload.conf

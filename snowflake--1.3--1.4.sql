@@ -43,3 +43,68 @@ DROP FUNCTION snowflake_registry_watched(snowflake_claims, integer, bigint,
 DROP FUNCTION snowflake_registry_valid_terms(interval, interval, timestamptz);
 DROP TYPE snowflake_registry_answer;
 DROP TABLE snowflake_claims;
+
+--
+-- Descriptions: every function and view of the generator and the toolbox
+-- says in one line what it does, so that \df+ and \dv+ explain the API.
+-- The words are the first sentence of its row in the reference of
+-- docs/functions.md (t/026_docs_examples.pl holds them to it).  The
+-- registry's functions, type, view and table get none: they leave the
+-- extension in 1.4.
+--
+COMMENT ON FUNCTION snowflake_next_id() IS
+	'A new ID, greater than every ID this server issued before.';
+COMMENT ON FUNCTION snowflake_last_id() IS
+	'The last ID that this session''s snowflake_next_id() or snowflake_next_ids() returned, like lastval().';
+COMMENT ON FUNCTION snowflake_next_ids(integer) IS
+	'n new IDs in increasing order, claimed at once.';
+COMMENT ON FUNCTION snowflake_parse(bigint) IS
+	'The ID decoded with the configured epoch and layout; ts has millisecond precision.';
+COMMENT ON FUNCTION snowflake_parse(bigint, timestamptz) IS
+	'An ID of Twitter''s layout decoded with the given epoch, for IDs of other systems.';
+COMMENT ON FUNCTION snowflake_parse(bigint, timestamptz, integer, integer, integer, integer, integer) IS
+	'An ID of any layout decoded with its epoch, widths and time unit.';
+COMMENT ON FUNCTION snowflake_timestamp(bigint) IS
+	'The ID''s time, to the millisecond.';
+COMMENT ON FUNCTION snowflake_timestamp(bigint, timestamptz) IS
+	'The ID''s time, to the millisecond.';
+COMMENT ON FUNCTION snowflake_min_id(timestamptz) IS
+	'The smallest and largest ID of that millisecond, on any node.';
+COMMENT ON FUNCTION snowflake_min_id(timestamptz, timestamptz) IS
+	'The smallest and largest ID of that millisecond, on any node.';
+COMMENT ON FUNCTION snowflake_max_id(timestamptz) IS
+	'The smallest and largest ID of that millisecond, on any node.';
+COMMENT ON FUNCTION snowflake_max_id(timestamptz, timestamptz) IS
+	'The smallest and largest ID of that millisecond, on any node.';
+COMMENT ON FUNCTION snowflake_between(bigint, timestamptz, timestamptz) IS
+	'Is the ID from the millisecond of from through that of to?';
+COMMENT ON FUNCTION snowflake_between_min_id(timestamptz, timestamptz) IS
+	'snowflake_min_id(from) and snowflake_max_id(to), each checking both bounds: the comparisons snowflake_between is planned as.';
+COMMENT ON FUNCTION snowflake_between_max_id(timestamptz, timestamptz) IS
+	'snowflake_min_id(from) and snowflake_max_id(to), each checking both bounds: the comparisons snowflake_between is planned as.';
+COMMENT ON FUNCTION snowflake_between_support(internal) IS
+	'The planner support function of snowflake_between, which plans the call as two comparisons on id.';
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval) IS
+	'The partitions of whole steps (default a day) from from that cover the time up to to, with their smallest IDs.';
+COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer, integer) IS
+	'The ID of these parts, the inverse of snowflake_parse.';
+COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer, integer, timestamptz) IS
+	'The ID of these parts, the inverse of snowflake_parse.';
+COMMENT ON FUNCTION snowflake_format(bigint) IS
+	'The ID as text for a person, in UTC: 2017-09-15T09:35:04.848Z dc=2 worker=5 seq=0.';
+COMMENT ON FUNCTION snowflake_format(bigint, timestamptz) IS
+	'The ID as text for a person, in UTC: 2017-09-15T09:35:04.848Z dc=2 worker=5 seq=0.';
+COMMENT ON FUNCTION snowflake_json(bigint) IS
+	'The ID as JSON: the id as a string, which JavaScript reads exactly, and its decoded parts.';
+COMMENT ON FUNCTION snowflake_json(bigint, timestamptz) IS
+	'The ID as JSON: the id as a string, which JavaScript reads exactly, and its decoded parts.';
+COMMENT ON FUNCTION snowflake_serial(bigint, text) IS
+	'A business serial number: the prefix, the UTC time and the ID''s parts, each of fixed width.';
+COMMENT ON FUNCTION snowflake_serial(bigint, text, timestamptz) IS
+	'A business serial number: the prefix, the UTC time and the ID''s parts, each of fixed width.';
+COMMENT ON FUNCTION snowflake_status() IS
+	'The generator''s state and counters.';
+COMMENT ON VIEW snowflake_status IS
+	'The generator''s state and counters.';
+COMMENT ON FUNCTION snowflake_shared_pairs(regclass, name, name) IS
+	'On a hub, each pair whose IDs arrived from more than one origin: servers that share a pair.';

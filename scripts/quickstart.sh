@@ -2,8 +2,9 @@
 #
 # quickstart.sh: try snowflake in one command.  Run as root on Debian 12.
 #
-# 1. Runs scripts/setup.sh, which installs the packages that are missing and
-#    builds and installs the extension.
+# 1. Runs scripts/setup.sh, which installs what is missing of PostgreSQL 15,
+#    its server headers, make and gcc (nothing that only the tests need),
+#    and builds and installs the extension.
 # 2. Starts a throwaway PostgreSQL 15 server in ./quickstart/ of this tree:
 #    data in ./quickstart/data, log in ./quickstart/server.log, reachable
 #    only through a unix socket in ./quickstart (no TCP), port 5433, with
@@ -11,9 +12,10 @@
 #    as root, so the folder belongs to the "postgres" user and the server
 #    runs as that user.  The folder is mode 0700 and local connections are
 #    trusted, so only root and postgres can connect.
-# 3. Creates the extension and runs a short master/detail demo: an order
-#    whose id is taken first with snowflake_next_id(), its items inserted
-#    with it in one transaction, and a join that decodes the ids.
+# 3. Runs scripts/quickstart.sql: creates the extension and runs a short
+#    master/detail demo, with the tables of the README's "Getting started":
+#    an order whose id is taken first with snowflake_next_id(), its items
+#    inserted with it in one transaction, and a join that decodes the ids.
 # 4. Prints how to connect with psql and how to stop the server.
 #
 # Safe to run again: an existing server folder is reused, and a running
@@ -92,57 +94,8 @@ fi
 
 psql_cmd=("$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres)
 
-step "Creating the extension"
-"${psql_cmd[@]}" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS snowflake;"
-"${psql_cmd[@]}" -c "SELECT name, setting FROM pg_settings WHERE name LIKE 'snowflake.%' ORDER BY name;"
-
-step "Demo: orders and their items, keyed by snowflake IDs"
-"${psql_cmd[@]}" <<'SQL'
-SET TimeZone = 'UTC';
-
-\echo '--- tables orders and order_items, both with id bigint PRIMARY KEY DEFAULT snowflake_next_id()'
-SET client_min_messages = warning;
-CREATE TABLE IF NOT EXISTS orders (
-	id			bigint PRIMARY KEY DEFAULT snowflake_next_id(),
-	customer	text NOT NULL
-);
-CREATE TABLE IF NOT EXISTS order_items (
-	id			bigint PRIMARY KEY DEFAULT snowflake_next_id(),
-	order_id	bigint NOT NULL REFERENCES orders (id),
-	product		text NOT NULL,
-	quantity	int NOT NULL
-);
-RESET client_min_messages;
-
-\echo '--- take the order''s id first: SELECT snowflake_next_id() AS order_id \\gset'
-SELECT snowflake_next_id() AS order_id \gset
-\echo 'order_id =' :order_id
-
-\echo '--- insert the order and its items in one transaction (item ids come from the column default)'
-BEGIN;
-INSERT INTO orders (id, customer) VALUES (:order_id, 'ACME Corp');
-INSERT INTO order_items (order_id, product, quantity) VALUES
-	(:order_id, 'anvil', 1),
-	(:order_id, 'rocket skates', 2),
-	(:order_id, 'giant magnet', 1);
-COMMIT;
-
-\echo '--- decode the order id: snowflake_parse(:order_id)'
-SELECT * FROM snowflake_parse(:order_id);
-
-\echo '--- join the order with its items and decode the item ids'
-SELECT o.id AS order_id, o.customer, i.id AS item_id, i.product, i.quantity,
-	   p.ts, p.datacenter_id, p.worker_id, p.sequence
-FROM orders o
-JOIN order_items i ON i.order_id = o.id
-CROSS JOIN LATERAL snowflake_parse(i.id) p
-WHERE o.id = :order_id
-ORDER BY i.id;
-
-\echo '--- IDs only grow, and orders sort by creation time by their id alone'
-SELECT count(*) AS orders_so_far, min(id) AS first_order_id, max(id) AS last_order_id
-FROM orders;
-SQL
+step "Creating the extension and running the demo (scripts/quickstart.sql)"
+"${psql_cmd[@]}" -f scripts/quickstart.sql
 
 q_dir=$(printf '%q' "$dir")
 q_data=$(printf '%q' "$data")

@@ -1,9 +1,13 @@
 #!/bin/bash
 #
-# setup.sh: install what building, packaging and testing snowflake needs,
-# then build and install the extension.  Run as root on Debian 12; safe to
-# run again.  SNOWFLAKE_PG_CONFIG names the PostgreSQL to install into
-# (default: Debian's PostgreSQL 15).
+# setup.sh [--test]: install what building snowflake needs, then build and
+# install the extension.  Run as root on Debian 12; safe to run again.
+#
+# Alone (as scripts/quickstart.sh runs it), it installs only the server, its
+# headers, make and gcc.  With --test (as scripts/test.sh runs it), it also
+# installs what the test suite, the Debian package and the benchmark need,
+# and node-postgres for t/027_javascript.pl.  SNOWFLAKE_PG_CONFIG names the
+# PostgreSQL to install into (default: Debian's PostgreSQL 15).
 #
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,17 +17,32 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
+test_packages=0
+case "${1:-}" in
+"") ;;
+--test) test_packages=1 ;;
+*)
+	echo "usage: scripts/setup.sh [--test]" >&2
+	exit 2
+	;;
+esac
+
 pg_config=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 
-# The server and its headers; the Perl modules, libfaketime and strace for
-# the TAP tests, pg_partman for t/042_partman.pl, pgbouncer for
-# t/041_pgbouncer.pl, patroni and etcd-server for t/043_patroni.pl;
-# debhelper and postgresql-server-dev-all to build the Debian package; clang
-# for the build with clang; gnuplot for bench/run.sh's chart.
-# (t/006_layouts.pl reads IDs with node where the machine has it.)
-packages="postgresql-15 postgresql-server-dev-15 libipc-run-perl faketime libfaketime
-	strace postgresql-15-partman pgbouncer patroni etcd-server make gcc clang
-	debhelper postgresql-server-dev-all gnuplot-nox"
+# The server and its headers (which bring clang-14 for PostgreSQL's JIT
+# bitcode), make and gcc build and run the extension.
+packages="postgresql-15 postgresql-server-dev-15 make gcc"
+# The test suite's: the Perl modules, libfaketime and strace for the TAP
+# tests, pg_partman for t/042_partman.pl, pgbouncer for t/041_pgbouncer.pl,
+# patroni and etcd-server for t/043_patroni.pl; debhelper and
+# postgresql-server-dev-all to build the Debian package; clang for the build
+# with clang; gnuplot for bench/run.sh's chart.  (t/006_layouts.pl and
+# t/027_javascript.pl run node where the machine has it.)
+if [ "$test_packages" -eq 1 ]; then
+	packages="$packages libipc-run-perl faketime libfaketime strace
+		postgresql-15-partman pgbouncer patroni etcd-server clang debhelper
+		postgresql-server-dev-all gnuplot-nox"
+fi
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -60,6 +79,18 @@ if [ -n "$missing" ]; then
 				;;
 			esac
 		done
+	fi
+fi
+
+# node-postgres, at the versions of t/js/package-lock.json, for
+# t/027_javascript.pl, where the machine has npm (the test skips itself
+# without node or without it)
+if [ "$test_packages" -eq 1 ]; then
+	if command -v npm >/dev/null; then
+		echo "setup.sh: npm ci in t/js (node-postgres for t/027_javascript.pl)"
+		(cd t/js && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	else
+		echo "setup.sh: no npm on this machine: t/027_javascript.pl will skip itself"
 	fi
 fi
 

@@ -2,7 +2,7 @@
 #
 # test.sh: the whole test suite, from a fresh Debian 12 machine.
 #
-# Installs what is missing (scripts/setup.sh), then builds snowflake the ways
+# Installs what is missing (scripts/setup.sh --test), then builds snowflake the ways
 # others build it and tests each build.  On PostgreSQL 15:
 #
 #   gcc -Werror    built with warnings as errors and installed into
@@ -49,7 +49,7 @@ export SNOWFLAKE_PG_CONFIG=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_
 pg_config=$SNOWFLAKE_PG_CONFIG
 prove_jobs=${PROVE_JOBS:-3}
 
-scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+scripts/setup.sh --test || { echo "0 passed, 1 failed"; exit 1; }
 
 work=$(mktemp -d /tmp/snowflake-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -59,14 +59,27 @@ SELECT count(*), count(DISTINCT id) FROM snowflake_next_ids(40000) id;
 SELECT snowflake_next_ids(45057);
 RESET snowflake.max_lead;
 
--- errors: n below 1, above the cap, more than max_lead allows, read-only,
--- and NULL in gives no rows
-SELECT snowflake_next_ids(0);
+-- a block of 0, a count a caller computed, is empty: it issues no ID and
+-- leaves the session's last ID as it was
+SELECT snowflake_last_id() AS last_before \gset
+SELECT ids_issued AS issued_before FROM snowflake_status \gset
+SELECT count(*) AS zero_gives_no_rows FROM snowflake_next_ids(0);
+SELECT cardinality(ARRAY(SELECT snowflake_next_ids(0))) AS empty_array;
+SELECT snowflake_last_id() = :last_before AS last_id_unchanged,
+	(SELECT ids_issued FROM snowflake_status) = :issued_before AS none_issued;
+
+-- errors: a negative n, above the cap, more than max_lead allows,
+-- read-only (for 0 too, as an INSERT of no rows is refused there), and NULL
+-- in gives no rows
+SELECT snowflake_next_ids(-1);
 SELECT snowflake_next_ids(-5);
 SELECT snowflake_next_ids(1000001);
 SELECT snowflake_next_ids(4097);
 BEGIN READ ONLY;
 SELECT snowflake_next_ids(1);
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT snowflake_next_ids(0);
 ROLLBACK;
 SELECT count(*) AS null_gives_no_rows FROM snowflake_next_ids(NULL);
 
@@ -319,7 +332,7 @@ DROP ROLE snowflake_reader;
 \i :sqlstate_of
 SELECT query, pg_temp.sqlstate_of(query) AS sqlstate
 FROM (VALUES
-	('SELECT snowflake_next_ids(0)'),
+	('SELECT snowflake_next_ids(-1)'),
 	('SELECT snowflake_next_ids(4097)'),
 	('SELECT snowflake_timestamp(-1)'),
 	('SELECT snowflake_min_id(''infinity'')'),

@@ -94,7 +94,11 @@ snowflake_last_id(PG_FUNCTION_ARGS)
 /*
  * snowflake_next_ids(n integer) returns setof bigint: n new IDs in
  * increasing order, claimed with one atomic operation when the first row is
- * asked for.  The session's last ID is then the block's last.
+ * asked for.  The session's last ID is then the block's last.  A block of 0
+ * is empty, for a caller whose count was computed: it claims nothing and
+ * leaves the session's last ID as it was, but a server or transaction that
+ * cannot generate refuses it as it refuses any other block, as an INSERT of
+ * no rows is refused in a read-only transaction.
  */
 Datum
 snowflake_next_ids(PG_FUNCTION_ARGS)
@@ -108,11 +112,11 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 		int64		most_in_lead;
 		SnowflakeBlock *block;
 
-		if (n < 1 || n > SNOWFLAKE_MAX_BLOCK)
+		if (n < 0 || n > SNOWFLAKE_MAX_BLOCK)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("snowflake_next_ids() cannot issue %d IDs", n),
-					 errdetail("A block holds from 1 to %d IDs.",
+					 errdetail("A block holds from 0 to %d IDs.",
 							   SNOWFLAKE_MAX_BLOCK)));
 		snowflake_require_can_generate("snowflake_next_ids()");
 
@@ -129,17 +133,20 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 					 errhint("Ask for fewer IDs at a time, or raise snowflake.max_lead.")));
 
 		funcctx = SRF_FIRSTCALL_INIT();
-		block = MemoryContextAlloc(funcctx->multi_call_memory_ctx,
-								   sizeof(SnowflakeBlock));
-		block->first_tick = (uint64) snowflake_claim_ticks(layout, n,
-														   &block->worker_id);
-		funcctx->user_fctx = block;
 		funcctx->max_calls = n;
+		if (n > 0)
+		{
+			block = MemoryContextAlloc(funcctx->multi_call_memory_ctx,
+									   sizeof(SnowflakeBlock));
+			block->first_tick = (uint64) snowflake_claim_ticks(layout, n,
+															   &block->worker_id);
+			funcctx->user_fctx = block;
 
-		snowflake_session_last_id =
-			snowflake_tick_id(layout, block->first_tick + (uint64) (n - 1),
-							  block->worker_id);
-		snowflake_session_has_last_id = true;
+			snowflake_session_last_id =
+				snowflake_tick_id(layout, block->first_tick + (uint64) (n - 1),
+								  block->worker_id);
+			snowflake_session_has_last_id = true;
+		}
 	}
 
 	funcctx = SRF_PERCALL_SETUP();

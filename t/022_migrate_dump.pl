@@ -2,7 +2,8 @@
 # Copyright (c) 2026, the snowflake authors
 
 # Tables moved from bigserial, serial and identity keys to snowflake IDs by
-# the recipe of docs/functions.md (test/migrate_recipe.sql, which sql/migrate.sql checks
+# the recipe of docs/functions.md (test/migrate_tables.sql and
+# test/migrate_switch.sql, which sql/migrate.sql checks
 # step by step) survive pg_dump and pg_restore: the rows, their ids, the
 # snowflake defaults, the bigint types and the foreign keys are all
 # restored, and the restored tables go on taking new snowflake IDs above
@@ -25,7 +26,8 @@ start_node($node);
 $node->safe_psql('postgres', 'CREATE DATABASE source');
 $node->safe_psql('source',
 	"CREATE EXTENSION snowflake;\n"
-	  . slurp_file("$FindBin::RealBin/../test/migrate_recipe.sql"));
+	  . slurp_file("$FindBin::RealBin/../test/migrate_tables.sql")
+	  . slurp_file("$FindBin::RealBin/../test/migrate_switch.sql"));
 $node->safe_psql(
 	'source', q{
 INSERT INTO customers (name) VALUES ('new customer');
