@@ -806,6 +806,48 @@ AS $$
 	RETURNING s.lease, s.reclaim_after
 $$;
 
+-- One line each, for \df+, \dv+ and \dT+.
+COMMENT ON FUNCTION snowflake_registry.claim(integer, integer, text, uuid, uuid, bigint, text, integer, text, integer) IS
+	'Claims a worker id in a datacenter for one start of a server, as its login: the answer says which, above what floor and up to what promise.';
+COMMENT ON FUNCTION snowflake_registry.extend(integer, integer, uuid, bigint, uuid, uuid) IS
+	'Extends the promise of a claim held by this start, chained to its previous extension; in a new epoch, grants it anew above the epoch''s floor.';
+COMMENT ON FUNCTION snowflake_registry.idle(integer, integer, uuid, bigint, uuid, uuid, timestamptz) IS
+	'Marks a claim idle at its holder''s clean shutdown, or confirms a release, lowering its promise to the holder''s newest ID.';
+COMMENT ON VIEW snowflake_registry.status IS
+	'Every claim: whose it is, its state (held, expired, idle, released, legacy), its floor and its promise.';
+COMMENT ON FUNCTION snowflake_registry.release(integer, integer, name) IS
+	'Frees a worker id (or gives it to another login): its holder stops at its next extension; returns when it passes without the holder''s confirmation.';
+COMMENT ON FUNCTION snowflake_registry.reassign(integer, integer, name) IS
+	'Gives a worker id to another login, under the rule of a release.';
+COMMENT ON FUNCTION snowflake_registry.allow(name, integer) IS
+	'Lets a login hold more than one live claim in a datacenter.';
+COMMENT ON FUNCTION snowflake_registry.configure(interval, interval) IS
+	'Sets the lease (how far past the registry''s clock a promise reaches) and how long a claim whose promise passed stays its login''s.';
+COMMENT ON TYPE snowflake_registry.answer IS
+	'What the registry answers a server about its claim.';
+COMMENT ON FUNCTION snowflake_registry.durable() IS
+	'Makes this transaction''s commit durable whatever the caller set (internal).';
+COMMENT ON FUNCTION snowflake_registry.epoch_key() IS
+	'The key of the registry''s history: timeline, postmaster start, database and claims table (internal).';
+COMMENT ON FUNCTION snowflake_registry.epoch() IS
+	'The registry''s epoch and its floor, starting a new epoch when the key changed (internal).';
+COMMENT ON FUNCTION snowflake_registry.promise(timestamptz) IS
+	'The promise a holder gets now: the registry''s clock plus the lease, never below the one it had (internal).';
+COMMENT ON FUNCTION snowflake_registry.holder(snowflake_registry.claims) IS
+	'Who holds a claim, for its own login (internal).';
+COMMENT ON FUNCTION snowflake_registry.answer_of(snowflake_registry.claims, text, timestamptz, text) IS
+	'The answer about a claim (internal).';
+COMMENT ON FUNCTION snowflake_registry.legacy_table() IS
+	'The claims table of a 1.3 registry in this database, if any (internal).';
+COMMENT ON FUNCTION snowflake_registry.legacy_refresh(integer) IS
+	'Brings the claims of 1.3 servers up to date from the 1.3 table (internal).';
+COMMENT ON FUNCTION snowflake_registry.legacy_mirror(snowflake_registry.claims) IS
+	'Marks a pair granted to a 1.4 server as held for good in the 1.3 table (internal).';
+COMMENT ON FUNCTION snowflake_registry.take(snowflake_registry.claims, bigint, timestamptz, text, uuid, uuid, bigint, text, integer, text) IS
+	'Gives a claim to this start of the calling login, above every promise the pair had (internal).';
+COMMENT ON FUNCTION snowflake_registry.free(snowflake_registry.claims) IS
+	'Whether a claim not held by the calling login may pass to it now (internal).';
+
 -- Every function runs with a search_path of pg_catalog and pg_temp only; no
 -- role but the owner may call one, until an operator grants it.
 DO $$
