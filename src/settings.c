@@ -498,6 +498,12 @@ snowflake_report_unknown_setting(int elevel, const char *name,
 								 const char *filename, int line,
 								 const char *hint)
 {
+	/* the lease settings of 1.3's registry, which 1.4 retired */
+	if (pg_strcasecmp(name, "snowflake.registry_takeover_delay") == 0 ||
+		pg_strcasecmp(name, "snowflake.registry_reclaim_lease") == 0 ||
+		pg_strcasecmp(name, "snowflake.registry_require_check_in") == 0)
+		hint = _("Remove it: since 1.4 every claim is fenced by the promise the registry records, and the lease is set on the registry with snowflake_registry.configure().");
+
 	ereport(elevel,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 filename ?

@@ -331,6 +331,16 @@ ok( $both->log_contains(
 		'"snowflake.worker_id" cannot be set when "snowflake.registry" is set'),
 	'and says why');
 
+# A setting of 1.3's registry that 1.4 retired stops the server, saying so.
+my $retired = snowflake_node('q', registry => $registry,
+	extra_conf => "snowflake.registry_takeover_delay = '10s'\n");
+ok(!start_node($retired, fail_ok => 1),
+	'a server that still sets snowflake.registry_takeover_delay does not start');
+ok( $retired->log_contains(
+		'unrecognized configuration parameter "snowflake.registry_takeover_delay".*\n.*\n.*HINT:  Remove it: since 1.4 every claim is fenced by the promise the registry records'
+	),
+	'and says that 1.4 retired it');
+
 # A connection string libpq cannot parse is refused at start.
 my $garbled = snowflake_node('m', registry => $registry,
 	extra_conf => "snowflake.registry = 'host=localhost no_such_option=1'\n");
