@@ -89,6 +89,9 @@ CREATE TABLE snowflake_registry.claims (
 	token uuid,
 	-- the holder's last extension, to which the next one chains
 	nonce uuid,
+	-- another process extended the claim with the holder's token and
+	-- version: a copy of the holder's memory runs
+	forked boolean NOT NULL DEFAULT false,
 	-- the holder's IDs lie above floor and never pass promise
 	floor timestamptz,
 	promise timestamptz,
@@ -345,7 +348,7 @@ BEGIN
 	SET owner = SESSION_USER, state = 'held', confirmed = false,
 		reassigned_to = NULL,
 		version = s.version OPERATOR(pg_catalog.+) 1,
-		token = take.token, nonce = take.nonce,
+		token = take.token, nonce = take.nonce, forked = false,
 		floor = floor_ts,
 		promise = snowflake_registry.promise(floor_ts),
 		epoch = epoch_number, layout = take.layout,
@@ -388,6 +391,8 @@ $$;
 -- starts the chain of its extensions.  The rules:
 --   * this start's own claim, asked for again with the same nonce (its answer
 --     was lost), is answered again;
+--   * a claim of an earlier incarnation of the same postmaster (the same
+--     token: a crash restart) is taken at once, above its floor alone;
 --   * a claim of this login, or reassigned to it, is its own: taken at once if
 --     idle, released and confirmed, or with its promise behind the registry's
 --     clock; otherwise 'refused' (another start of this login holds it: a
@@ -451,6 +456,28 @@ BEGIN
 	IF FOUND AND c.epoch OPERATOR(pg_catalog.=) ep.number THEN
 		RETURN snowflake_registry.answer_of(c, 'claimed');
 	ELSIF FOUND THEN
+		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
+			nonce, system_identifier, host, port, data_directory);
+	END IF;
+
+	-- a new incarnation of the same postmaster (a crash restart: the token
+	-- is the postmaster's, kept in no file): the old incarnation's processes
+	-- are gone, and the server's durable mark keeps its new IDs above theirs,
+	-- so it takes the claim at once, above the floor alone.  Not once a copy
+	-- of the holder's memory was seen (forked): then the copies' IDs meet up
+	-- to their shared promise at most, and whoever takes the claim next
+	-- starts above it.
+	SELECT * INTO c FROM snowflake_registry.claims s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+	  AND s.token OPERATOR(pg_catalog.=) claim.token
+	  AND s.owner OPERATOR(pg_catalog.=) SESSION_USER
+	  AND s.state OPERATOR(pg_catalog.=) 'held'
+	  AND NOT s.forked
+	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
+	  AND s.layout OPERATOR(pg_catalog.=) claim.layout
+	FOR UPDATE;
+	IF FOUND THEN
+		c.promise := NULL;
 		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
 			nonce, system_identifier, host, port, data_directory);
 	END IF;
@@ -626,6 +653,9 @@ BEGIN
 	ELSIF c.nonce OPERATOR(pg_catalog.=) new_nonce THEN
 		RETURN snowflake_registry.answer_of(c, 'extended');
 	ELSIF c.nonce IS DISTINCT FROM extend.nonce THEN
+		UPDATE snowflake_registry.claims s SET forked = true
+		WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
+		  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id;
 		RETURN snowflake_registry.answer_of(c, 'forked');
 	END IF;
 	UPDATE snowflake_registry.claims s

@@ -108,6 +108,15 @@ typedef struct SnowflakeClaimFileV2
 
 SnowflakeRegistryState *registry_state = NULL;
 
+/*
+ * This postmaster's token, made once: a crash restart reinitialises shared
+ * memory but keeps the postmaster, and with it the token, so that the
+ * registry knows the new incarnation for the same server (whose durable mark
+ * keeps its IDs above the old incarnation's) rather than a copy.  It is in
+ * no file: a copy of the data directory never has it.
+ */
+static char postmaster_token[SNOWFLAKE_UUID_LEN];
+
 
 /*---- GUC variables ----*/
 
@@ -185,8 +194,9 @@ snowflake_registry_shmem_size(void)
 
 /*
  * Create the claim state at postmaster start and after a crash of a backend:
- * a new incarnation, with a new token, that has claimed nothing yet.  Called
- * by the module's shared-memory startup hook, with AddinShmemInitLock held.
+ * a new incarnation, with this postmaster's token, that has claimed nothing
+ * yet.  Called by the module's shared-memory startup hook, in the
+ * postmaster, with AddinShmemInitLock held.
  */
 void
 snowflake_registry_shmem_init(void)
@@ -206,9 +216,12 @@ snowflake_registry_shmem_init(void)
 		registry_state->holder_worker_id = -1;
 		registry_state->retry_in_ms = -1;
 		registry_state->claim.waiting_floor_unix_ms = -1;
-		if (!registry_random_uuid(registry_state->token))
+		if (postmaster_token[0] == '\0' &&
+			!registry_random_uuid(postmaster_token))
 			ereport(FATAL,
 					(errmsg("could not generate a random token for the snowflake registry")));
+		strlcpy(registry_state->token, postmaster_token,
+				sizeof(registry_state->token));
 	}
 }
 

@@ -18,7 +18,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IO::Socket::INET;
-use Time::HiRes qw(time);
+use Time::HiRes qw(time usleep);
 
 my $registry = snowflake_registry('registry');
 
@@ -85,8 +85,9 @@ is(claim_row($pairs[0], 'state'), 'held', 'the claim is held again');
 cmp_ok($a->safe_psql('postgres', 'SELECT snowflake_next_id()'),
 	'>', $newest_a, 'above the last ID of the start before');
 
-# A crash restart gets its id back once the dead start's promise (the lease,
-# 2 s here) is behind the registry's clock, and issues above that promise.
+# A crash of the whole server: the new start gets its id back once the dead
+# start's promise (the lease, 2 s here) is behind the registry's clock, and
+# issues above that promise.
 my $promise_b = claim_row($pairs[1], 'promise');
 crash_node($b);
 start_node($b);
@@ -99,6 +100,27 @@ cmp_ok(
 	$b->safe_psql('postgres', 'SELECT snowflake_timestamp(snowflake_next_id())'),
 	'gt', $promise_b,
 	'above the promise of the start that crashed');
+
+# A backend killed: the postmaster lives on, reinitialises shared memory and
+# keeps its token.  The new incarnation takes its id back at once, and
+# resumes above its durable mark, so above every ID of the one before (whose
+# promise may lie further ahead).
+$b->append_conf('postgresql.conf', 'restart_after_crash = on');
+$b->reload;
+my $newest_before_kill = $b->safe_psql('postgres', 'SELECT snowflake_next_id()');
+my $victim = $b->background_psql('postgres');
+my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+kill 'KILL', $victim_pid;
+eval { $victim->quit };
+ok($b->wait_for_log('all server processes terminated; reinitializing'),
+	'a backend killed makes the postmaster reinitialise');
+my $back_at = time() + $PostgreSQL::Test::Utils::timeout_default;
+usleep(100_000) while $b->psql('postgres', 'SELECT 1') != 0 && time() < $back_at;
+($pair, $took) = wait_for_pair($b);
+is($pair, $pairs[1], 'the same postmaster gets its worker id back');
+cmp_ok($took, '<', 2, 'at once, without waiting for the promise to pass');
+cmp_ok($b->safe_psql('postgres', 'SELECT snowflake_next_id()'),
+	'>', $newest_before_kill, 'above every ID of the incarnation before');
 
 # Two servers started at the same moment: hold the datacenter's row on the
 # registry, so that both claims queue behind it, then let them go.
