@@ -438,9 +438,6 @@ BEGIN
 				  DETAIL = 'The datacenter id and the largest worker id lie between 0 and 1073741823; the layout, token and nonce are required; the host has at most 255 characters and the data directory at most 1024.';
 	END IF;
 	PERFORM snowflake_registry.durable();
-	INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
-	PERFORM FROM snowflake_registry.datacenters d
-	WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
 	SELECT * INTO ep FROM snowflake_registry.epoch();
 	PERFORM snowflake_registry.legacy_refresh(dc);
 
@@ -517,7 +514,12 @@ BEGIN
 				 THEN snowflake_registry.holder(c) END);
 	END IF;
 
-	-- a new claim, within this login's allowance
+	-- a new claim: one at a time in a datacenter, within this login's
+	-- allowance (only here: another login never delays a server that takes
+	-- its own claim back, nor its extensions)
+	INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
+	PERFORM FROM snowflake_registry.datacenters d
+	WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
 	SELECT coalesce((SELECT l.claims_per_datacenter FROM snowflake_registry.logins l
 					 WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER), 1)
 	INTO allowed;
