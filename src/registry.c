@@ -331,10 +331,16 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 	if (!snowflake_registry_enabled())
 		return;
 
+	/*
+	 * The ceiling counts only if the gate is the call's before and after it
+	 * is read: a new generation changes the gate before its ceiling.
+	 */
 	now_gate = pg_atomic_read_u64(&registry_state->fast_gate);
 	pg_read_barrier();
 	ceiling_ms = pg_atomic_read_u64(&registry_state->fast_ceiling_ms);
-	if (now_gate == gate && end_ms <= (int64) ceiling_ms)
+	pg_read_barrier();
+	if (now_gate == gate && end_ms <= (int64) ceiling_ms &&
+		pg_atomic_read_u64(&registry_state->fast_gate) == gate)
 		return;
 
 	SpinLockAcquire(&registry_state->mutex);

@@ -129,9 +129,8 @@ registry_log_status(SnowflakeClaimStatus status, int worker_id,
 /*
  * Publish a new state for the backends, and say in the log what changed.
  * With a claim held, the ceiling is its promise.  The gate's value changes
- * generation whenever the claim stops or starts being usable, or its
- * version changes (regrant), so that a call that straddled it fails its
- * recheck.  Within a generation the ceiling only grows.
+ * generation whenever the claim stops or starts being usable, or moves
+ * above a new floor, so that a call that straddled it fails its recheck.
  */
 static void
 registry_publish(SnowflakeClaimStatus status, int worker_id,
@@ -150,7 +149,9 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 
 	SpinLockAcquire(&state->mutex);
 	old_status = state->status;
-	if (new_generation || (old_status == CLAIM_HELD) != (status == CLAIM_HELD))
+	new_generation = new_generation ||
+		(old_status == CLAIM_HELD) != (status == CLAIM_HELD);
+	if (new_generation)
 		state->generation++;
 	state->status = status;
 	if (worker_id >= 0)
@@ -166,9 +167,18 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 	SpinLockRelease(&state->mutex);
 
 	/*
-	 * A claim held gets its ceiling before the gate lets calls through with
-	 * it; other states refuse every call at the gate, whatever the ceiling.
+	 * A new generation first refuses every call at the gate, then sets the
+	 * ceiling, then lets calls through: a call of the old generation that
+	 * reads the new ceiling reads the new gate after it (see
+	 * snowflake_registry_recheck), and a call of the new one reads the gate
+	 * before the ceiling.  Within a generation the ceiling only grows.
 	 */
+	if (new_generation)
+	{
+		pg_atomic_write_u64(&state->fast_gate,
+							(gate & ~(uint64) 0xFF) | CLAIM_PENDING);
+		pg_write_barrier();
+	}
 	if (status == CLAIM_HELD)
 	{
 		pg_atomic_write_u64(&state->fast_ceiling_ms, (uint64) ceiling_ms);
