@@ -113,6 +113,24 @@ CREATE TABLE snowflake_registry.claims (
 );
 CREATE INDEX ON snowflake_registry.claims (owner, datacenter_id);
 
+-- A pair's row is its floor: deleting it would let the next holder start
+-- below IDs already issued.  Operators free a worker id with release().
+CREATE FUNCTION snowflake_registry.keep_claims()
+RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+	RAISE EXCEPTION 'the claims of a snowflake registry are never deleted'
+		USING ERRCODE = 'object_not_in_prerequisite_state',
+			  DETAIL = 'A claim''s row keeps the time above which the next holder of its worker id must start.',
+			  HINT = 'Free a worker id with snowflake_registry.release().';
+END
+$$;
+CREATE TRIGGER keep_claims BEFORE DELETE ON snowflake_registry.claims
+	FOR EACH ROW EXECUTE FUNCTION snowflake_registry.keep_claims();
+CREATE TRIGGER keep_claims_truncate BEFORE TRUNCATE ON snowflake_registry.claims
+	FOR EACH STATEMENT EXECUTE FUNCTION snowflake_registry.keep_claims();
+
 -- The registry's state: pg_dump keeps it.
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.settings', '');
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.datacenters', '');
@@ -877,6 +895,8 @@ COMMENT ON FUNCTION snowflake_registry.legacy_mirror(snowflake_registry.claims) 
 	'Marks a pair granted to a 1.4 server as held for good in the 1.3 table (internal).';
 COMMENT ON FUNCTION snowflake_registry.take(snowflake_registry.claims, bigint, timestamptz, text, uuid, uuid, bigint, text, integer, text) IS
 	'Gives a claim to this start of the calling login, above every promise the pair had (internal).';
+COMMENT ON FUNCTION snowflake_registry.keep_claims() IS
+	'Refuses to delete a claim, whose row keeps its floor (internal).';
 COMMENT ON FUNCTION snowflake_registry.free(snowflake_registry.claims) IS
 	'Whether a claim not held by the calling login may pass to it now (internal).';
 
