@@ -23,8 +23,7 @@
 # A block that cannot run here (it needs a registry, a second server,
 # Patroni, root, a package the quick start does not install, or a psql
 # variable from outside) says so, with the reason, in an HTML comment on the
-# line before its fence: <!-- not run: REASON -->.  The pages in
-# %skipped_pages are not run at all, for the reason given there.
+# line before its fence: <!-- not run: REASON -->.
 #
 # It also holds the quick start and the README to one schema, and the
 # comments of the extension's functions and views (\df+, \dv+) to the first
@@ -42,13 +41,6 @@ use POSIX qw(strftime);
 use Time::Local qw(timegm);
 
 my $top = "$FindBin::RealBin/..";
-
-# Pages not run, and why.
-my %skipped_pages = (
-	'docs/fleet.md' =>
-	  'being rewritten: the registry leaves the extension in 1.4, and its examples need a registry and several servers',
-	'docs/ha.md' =>
-	  'being rewritten with the registry; its examples need Patroni',);
 
 my @pages = (
 	'README.md',
@@ -389,11 +381,6 @@ ok( !output_matches(
 my (%blocks, $shown_count);
 foreach my $page (@pages)
 {
-	if ($skipped_pages{$page})
-	{
-		note "$page is not run: $skipped_pages{$page}";
-		next;
-	}
 	my ($blocks, $wrong) = sql_blocks($page);
 	ok(!@$wrong, "$page: every \"not run\" mark gives a reason and marks an sql block")
 	  or diag(join("\n", @$wrong));
@@ -402,8 +389,6 @@ foreach my $page (@pages)
 	$blocks{$page} = [ grep { !defined $_->{not_run} } @$blocks ];
 	$shown_count += scalar(shown_outputs($_)) foreach @{ $blocks{$page} };
 }
-ok(exists $skipped_pages{$_}, "the skipped page $_ exists")
-  foreach grep { -f "$top/$_" } sort keys %skipped_pages;
 cmp_ok(scalar(map { @$_ } values %blocks), '>=', 25, 'the pages have sql blocks to run');
 cmp_ok($shown_count, '>=', 10, "the pages show outputs to compare ($shown_count)");
 
@@ -530,7 +515,7 @@ sub run_blocks
 	}
 	foreach my $page (
 		($prelude ne '' ? ('scripts/quickstart.sql') : ()),
-		grep { !$skipped_pages{$_} } @pages)
+		@pages)
 	{
 		ok(!$errors{$page}, "$page: no error or warning ($where)")
 		  or diag(join("\n", @{ $errors{$page} }));
