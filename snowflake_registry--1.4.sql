@@ -56,7 +56,9 @@ CREATE TABLE snowflake_registry.settings (
 	epoch_key text,
 	epoch_floor timestamptz
 );
-INSERT INTO snowflake_registry.settings DEFAULT VALUES;
+-- Its one row is made by the first call (see snowflake_registry.epoch), not
+-- here: a dump reloaded into a new install then brings its own row, whose
+-- epoch key differs from the new one.
 
 -- One row a datacenter, locked by every claim in it: two servers starting at
 -- once never get the same worker id.  Only the owner can lock it.
@@ -65,11 +67,11 @@ CREATE TABLE snowflake_registry.datacenters (
 		CHECK (datacenter_id BETWEEN 0 AND 1073741823)
 );
 
--- The logins that may hold more than one live claim in a datacenter.
+-- The logins that may hold more than one claim.
 CREATE TABLE snowflake_registry.logins (
 	login name PRIMARY KEY,
-	claims_per_datacenter integer NOT NULL
-		CHECK (claims_per_datacenter BETWEEN 1 AND 1024)
+	claims integer NOT NULL
+		CHECK (claims BETWEEN 1 AND 1024)
 );
 
 -- One row a pair ever claimed: rows are never deleted, so no floor is lost.
@@ -156,13 +158,16 @@ CREATE TYPE snowflake_registry.answer AS (
 	holder text
 );
 
--- Make this transaction's commit durable whatever the caller's settings: a
--- promise counts only once it cannot be lost.
+-- Make this transaction's commit durable whatever the caller set: a
+-- promise counts only once it cannot be lost.  And wait no more than a few
+-- seconds for a row: another call that holds it too long (a login that
+-- keeps its transaction open) delays this server's call, never for good.
 CREATE FUNCTION snowflake_registry.durable()
-RETURNS text
+RETURNS void
 LANGUAGE sql VOLATILE
 AS $$
 	SELECT pg_catalog.set_config('synchronous_commit', 'on', true);
+	SELECT pg_catalog.set_config('lock_timeout', '5s', true);
 $$;
 
 -- What tells this registry's history apart: the timeline, the postmaster's
@@ -187,8 +192,9 @@ $$;
 -- bounded by the registry's clock of its day plus the lease of that day:
 -- the one in force, or the one before it), as long as the clock now is not
 -- behind those days' clocks by more than the margin, and no change of the
--- lease was forgotten with them.  A restart starts an epoch too: nothing in a restored state tells
--- a restart from a restore.
+-- lease was forgotten with them.  A restart starts an epoch too: nothing in
+-- a restored state tells a restart from a restore; and so does the first
+-- call of a new install, which may be a reinstall or a dump reloaded.
 CREATE FUNCTION snowflake_registry.epoch(OUT number bigint, OUT floor timestamptz)
 LANGUAGE plpgsql VOLATILE
 AS $$
@@ -197,6 +203,11 @@ DECLARE
 	s snowflake_registry.settings;
 BEGIN
 	SELECT * INTO s FROM snowflake_registry.settings;
+	IF NOT FOUND THEN
+		INSERT INTO snowflake_registry.settings DEFAULT VALUES
+		ON CONFLICT DO NOTHING;
+		SELECT * INTO s FROM snowflake_registry.settings;
+	END IF;
 	IF s.epoch_key IS DISTINCT FROM key THEN
 		SELECT * INTO s FROM snowflake_registry.settings FOR UPDATE;
 		IF s.epoch_key IS DISTINCT FROM key THEN
@@ -253,15 +264,24 @@ AS $$
 $$;
 
 -- The claims table of the snowflake extension of 1.3 in this database, if it
--- is there: the 1.3 servers of a fleet being upgraded still use it.
+-- is there: the 1.3 servers of a fleet being upgraded still use it.  Only
+-- the extension's own member counts: a table of that name that a login made
+-- is never read or written.
 CREATE FUNCTION snowflake_registry.legacy_table()
 RETURNS regclass
 LANGUAGE sql STABLE
 AS $$
-	SELECT pg_catalog.to_regclass(pg_catalog.format('%I.snowflake_claims', n.nspname))
+	SELECT c.oid::pg_catalog.regclass
 	FROM pg_catalog.pg_extension e
-	JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+	JOIN pg_catalog.pg_depend d
+	  ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+	 AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+	 AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	 AND d.deptype OPERATOR(pg_catalog.=) 'e'
+	JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) d.objid
 	WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake'
+	  AND c.relname OPERATOR(pg_catalog.=) 'snowflake_claims'
+	  AND c.relkind OPERATOR(pg_catalog.=) 'r'
 $$;
 
 -- Bring the claims of 1.3 servers in datacenter dc (all of them: NULL) up to
@@ -299,7 +319,9 @@ BEGIN
 		WHERE ($1 IS NULL OR o.datacenter_id OPERATOR(pg_catalog.=) $1)
 		  AND o.checked_in_at OPERATOR(pg_catalog.<>) 'infinity'
 		ON CONFLICT (datacenter_id, worker_id) DO UPDATE
-		SET state = excluded.state, confirmed = excluded.confirmed,
+		SET state = CASE WHEN c.state OPERATOR(pg_catalog.=) 'released'
+						 THEN c.state ELSE excluded.state END,
+			confirmed = excluded.confirmed,
 			version = excluded.version, token = excluded.token,
 			promise = GREATEST(c.promise, excluded.promise),
 			system_identifier = excluded.system_identifier,
@@ -361,7 +383,10 @@ DECLARE
 	now_ts timestamptz := pg_catalog.clock_timestamp();
 	floor_ts timestamptz;
 BEGIN
-	floor_ts := GREATEST(c.promise, c.floor, epoch_floor);
+	-- a 1.3 holder whose claim passed by its reclaim lease may still
+	-- generate (1.3 did not stop it): above the clock, at least
+	floor_ts := GREATEST(c.promise, c.floor, epoch_floor,
+						 CASE WHEN c.legacy THEN now_ts END);
 	UPDATE snowflake_registry.claims s
 	SET owner = SESSION_USER, state = 'held', confirmed = false,
 		reassigned_to = NULL,
@@ -404,6 +429,28 @@ AS $$
 	FROM snowflake_registry.settings s
 $$;
 
+-- How many claims a login may hold: 1, unless an operator allowed more.
+CREATE FUNCTION snowflake_registry.allowance(login name)
+RETURNS integer
+LANGUAGE sql STABLE
+AS $$
+	SELECT coalesce((SELECT l.claims FROM snowflake_registry.logins l
+					 WHERE l.login OPERATOR(pg_catalog.=) allowance.login), 1)
+$$;
+
+-- How many claims a login holds, in any datacenter and with any worker id:
+-- every claim it owns that is not free to others yet (held, or idle within
+-- the reclaim period).
+CREATE FUNCTION snowflake_registry.claims_of(login name)
+RETURNS bigint
+LANGUAGE sql STABLE
+AS $$
+	SELECT pg_catalog.count(*) FROM snowflake_registry.claims s
+	WHERE s.owner OPERATOR(pg_catalog.=) claims_of.login
+	  AND s.state OPERATOR(pg_catalog.<>) 'released'
+	  AND NOT snowflake_registry.free(s)
+$$;
+
 -- Claim a worker id in datacenter_id, from 0 to max_worker_id, for one start
 -- (token) of a server connected as its login, in one transaction; nonce
 -- starts the chain of its extensions.  The rules:
@@ -415,8 +462,12 @@ $$;
 --     idle, released and confirmed, or with its promise behind the registry's
 --     clock; otherwise 'refused' (another start of this login holds it: a
 --     running copy, or a previous start whose promise has not passed) or
---     'waiting' (reassigned, its holder not done), with retry_at;
---   * otherwise, within the login's allowance ('limit' beyond it), the
+--     'waiting' (reassigned, its holder not done), with retry_at; unless the
+--     login may hold more claims than it does (snowflake_registry.allow):
+--     then it is another server of the login, which gets a claim of its own;
+--   * otherwise, within the login's allowance ('limit' beyond it: every
+--     claim it holds counts, in any datacenter, idle ones until they are free
+--     to others), the
 --     preferred id if never claimed, then the lowest id never claimed, then
 --     a claim that is free (see snowflake_registry.free), the one whose
 --     promise passed first;
@@ -440,8 +491,6 @@ DECLARE
 	c snowflake_registry.claims;
 	ep record;
 	free_id integer;
-	allowed integer;
-	live integer;
 	dc integer := claim.datacenter_id;
 BEGIN
 	IF dc IS NULL OR dc NOT BETWEEN 0 AND 1073741823 OR
@@ -521,15 +570,19 @@ BEGIN
 		   (c.legacy AND snowflake_registry.free(c)) THEN
 			RETURN snowflake_registry.take(c, ep.number, ep.floor, layout,
 				token, nonce, system_identifier, host, port, data_directory);
+		ELSIF c.legacy OR c.state OPERATOR(pg_catalog.<>) 'held' OR
+			  snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
+			  snowflake_registry.allowance(SESSION_USER) THEN
+			RETURN snowflake_registry.answer_of(c,
+				CASE WHEN c.state OPERATOR(pg_catalog.=) 'released'
+					 THEN 'waiting' ELSE 'refused' END,
+				CASE WHEN c.legacy
+					 THEN c.extended_at OPERATOR(pg_catalog.+) c.legacy_reclaim_lease
+					 ELSE c.promise END,
+				CASE WHEN c.owner OPERATOR(pg_catalog.=) SESSION_USER
+					 THEN snowflake_registry.holder(c) END);
 		END IF;
-		RETURN snowflake_registry.answer_of(c,
-			CASE WHEN c.state OPERATOR(pg_catalog.=) 'released'
-				 THEN 'waiting' ELSE 'refused' END,
-			CASE WHEN c.legacy
-				 THEN c.extended_at OPERATOR(pg_catalog.+) c.legacy_reclaim_lease
-				 ELSE c.promise END,
-			CASE WHEN c.owner OPERATOR(pg_catalog.=) SESSION_USER
-				 THEN snowflake_registry.holder(c) END);
+		-- held by another server of this login, which may hold one more
 	END IF;
 
 	-- a new claim: one at a time in a datacenter, within this login's
@@ -538,15 +591,8 @@ BEGIN
 	INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
 	PERFORM FROM snowflake_registry.datacenters d
 	WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
-	SELECT coalesce((SELECT l.claims_per_datacenter FROM snowflake_registry.logins l
-					 WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER), 1)
-	INTO allowed;
-	SELECT pg_catalog.count(*) INTO live FROM snowflake_registry.claims s
-	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
-	  AND s.owner OPERATOR(pg_catalog.=) SESSION_USER
-	  AND s.state OPERATOR(pg_catalog.=) 'held'
-	  AND s.promise OPERATOR(pg_catalog.>=) pg_catalog.clock_timestamp();
-	IF live OPERATOR(pg_catalog.>=) allowed THEN
+	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
+	   snowflake_registry.allowance(SESSION_USER) THEN
 		RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
 				   NULL)::snowflake_registry.answer;
 	END IF;
@@ -791,6 +837,14 @@ BEGIN
 	RETURNING * INTO c;
 	IF NOT FOUND THEN
 		RETURN NULL;
+	END IF;
+	-- a 1.3 holder learns it from the 1.3 table, at its next check-in
+	IF c.legacy AND snowflake_registry.legacy_table() IS NOT NULL THEN
+		EXECUTE pg_catalog.format('UPDATE %s SET released = true, reassigned_to = NULL '
+								  'WHERE datacenter_id OPERATOR(pg_catalog.=) $1 '
+								  'AND worker_id OPERATOR(pg_catalog.=) $2',
+								  snowflake_registry.legacy_table())
+		USING c.datacenter_id, c.worker_id;
 	ELSIF c.confirmed THEN
 		RAISE NOTICE 'worker id % of datacenter % is free', c.worker_id,
 			c.datacenter_id;
@@ -819,14 +873,14 @@ AS $$
 	SELECT snowflake_registry.release(datacenter_id, worker_id, login)
 $$;
 
--- For operators: let a login hold more than one live claim in a datacenter
--- (1 restores the default).
-CREATE FUNCTION snowflake_registry.allow(login name, claims_per_datacenter integer)
+-- For operators: let a login hold more than one claim, for servers that
+-- share it (1 restores the default).
+CREATE FUNCTION snowflake_registry.allow(login name, claims integer)
 RETURNS void
 LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
 AS $$
-	INSERT INTO snowflake_registry.logins AS l VALUES (login, claims_per_datacenter)
-	ON CONFLICT (login) DO UPDATE SET claims_per_datacenter = excluded.claims_per_datacenter
+	INSERT INTO snowflake_registry.logins AS l VALUES (login, claims)
+	ON CONFLICT (login) DO UPDATE SET claims = excluded.claims
 $$;
 
 -- For operators: the lease (how far ahead of the registry's clock a promise
@@ -839,6 +893,7 @@ CREATE FUNCTION snowflake_registry.configure(
 	OUT reclaim_after interval)
 LANGUAGE sql VOLATILE SECURITY DEFINER
 AS $$
+	INSERT INTO snowflake_registry.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce($1, s.lease),
 		previous_lease = CASE WHEN $1 IS NULL OR $1 OPERATOR(pg_catalog.=) s.lease
@@ -870,7 +925,7 @@ COMMENT ON FUNCTION snowflake_registry.release(integer, integer, name) IS
 COMMENT ON FUNCTION snowflake_registry.reassign(integer, integer, name) IS
 	'Gives a worker id to another login, under the rule of a release.';
 COMMENT ON FUNCTION snowflake_registry.allow(name, integer) IS
-	'Lets a login hold more than one live claim in a datacenter.';
+	'Lets a login hold more than one claim, for servers that share it.';
 COMMENT ON FUNCTION snowflake_registry.configure(interval, interval) IS
 	'Sets the lease (how far past the registry''s clock a promise reaches) and how long a claim whose promise passed stays its login''s.';
 COMMENT ON TYPE snowflake_registry.answer IS
@@ -895,6 +950,10 @@ COMMENT ON FUNCTION snowflake_registry.legacy_mirror(snowflake_registry.claims) 
 	'Marks a pair granted to a 1.4 server as held for good in the 1.3 table (internal).';
 COMMENT ON FUNCTION snowflake_registry.take(snowflake_registry.claims, bigint, timestamptz, text, uuid, uuid, bigint, text, integer, text) IS
 	'Gives a claim to this start of the calling login, above every promise the pair had (internal).';
+COMMENT ON FUNCTION snowflake_registry.allowance(name) IS
+	'How many claims a login may hold (internal).';
+COMMENT ON FUNCTION snowflake_registry.claims_of(name) IS
+	'How many claims a login holds that are not free to others yet (internal).';
 COMMENT ON FUNCTION snowflake_registry.keep_claims() IS
 	'Refuses to delete a claim, whose row keeps its floor (internal).';
 COMMENT ON FUNCTION snowflake_registry.free(snowflake_registry.claims) IS
@@ -916,10 +975,6 @@ BEGIN
 END
 $$;
 REVOKE ALL ON ALL TABLES IN SCHEMA snowflake_registry FROM PUBLIC;
-
--- The first epoch: nothing was promised before it.
-UPDATE snowflake_registry.settings
-SET epoch = 1, epoch_key = snowflake_registry.epoch_key();
 
 -- A registry of 1.3 in this database: its claims come along, as claims of
 -- 1.3 servers (see legacy_refresh).

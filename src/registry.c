@@ -425,9 +425,8 @@ registry_error(SnowflakeRegistryState *copy)
 		case CLAIM_LIMIT:
 			ereport(ERROR,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("could not generate a snowflake ID: this server's login holds as many claims in datacenter %d as it may",
-							registry_datacenter_id),
-					 errdetail("A login holds one live claim a datacenter unless an operator allows more."),
+					 errmsg("could not generate a snowflake ID: this server's login holds as many claims as it may"),
+					 errdetail("A login holds one claim (held, or idle until it is free to others) unless an operator allows more."),
 					 errhint("Give each server a login of its own, or allow more with snowflake_registry.allow() on the registry.")));
 			break;
 		case CLAIM_LAYOUT:

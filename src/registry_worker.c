@@ -98,8 +98,7 @@ registry_log_status(SnowflakeClaimStatus status, int worker_id,
 			break;
 		case CLAIM_LIMIT:
 			ereport(LOG,
-					(errmsg("this server's login holds as many snowflake claims in datacenter %d as it may; no IDs are generated",
-							registry_datacenter_id),
+					(errmsg("this server's login holds as many snowflake claims as it may; no IDs are generated"),
 					 errhint("Give each server a login of its own, or allow more with snowflake_registry.allow() on the registry.")));
 			break;
 		case CLAIM_LAYOUT:
@@ -217,18 +216,26 @@ registry_failed(SnowflakeClaimStatus status, const char *reason)
 
 /*
  * A nonce for the next call, unless one was sent and not answered: that
- * call is sent again as it was.
+ * call is sent again as it was.  It is kept in shared memory before it is
+ * sent.
  */
 static bool
 registry_pending_nonce(char *reason)
 {
 	if (held.pending[0] != '\0')
 		return true;
-	if (registry_random_uuid(held.pending))
-		return true;
-	strlcpy(reason, "Could not generate a random nonce.",
-			SNOWFLAKE_REGISTRY_TEXT_LEN);
-	return false;
+	if (!registry_random_uuid(held.pending))
+	{
+		strlcpy(reason, "Could not generate a random nonce.",
+				SNOWFLAKE_REGISTRY_TEXT_LEN);
+		return false;
+	}
+	/* a worker restarted after sending it sends it again */
+	SpinLockAcquire(&registry_state->mutex);
+	strlcpy(registry_state->claim.pending, held.pending,
+			sizeof(registry_state->claim.pending));
+	SpinLockRelease(&registry_state->mutex);
+	return true;
 }
 
 /*
@@ -295,8 +302,12 @@ registry_apply_floor(void)
 	int64		soon_ms = 2 * (int64) registry_check_in_interval;
 	int64		newest_ms = snowflake_unix_to_id_ms(snowflake_newest_id_unix_ms());
 	int64		reach_ms = snowflake_clock_ms(&us_into_ms) + snowflake_max_lead_ms;
+	SnowflakeClaimStatus status;
 
-	if (held.waiting_floor_unix_ms < 0 ||
+	SpinLockAcquire(&registry_state->mutex);
+	status = registry_state->status;
+	SpinLockRelease(&registry_state->mutex);
+	if (status != CLAIM_HELD || held.waiting_floor_unix_ms < 0 ||
 		Max(newest_ms, reach_ms) + soon_ms <
 		snowflake_unix_to_id_ms(held.old_promise_unix_ms))
 		return;
@@ -439,6 +450,11 @@ registry_mark_idle(PGconn *conn, RegistryPatience patience, char *reason)
 						   lengthof(params), params, patience, reason);
 	if (result == NULL)
 		return false;
+	if (strcmp(PQgetvalue(result, 0, 0), "t") != 0)
+		ereport(LOG,
+				(errmsg("the snowflake registry no longer records this server's claim on worker id %d of datacenter %d as its own",
+						snowflake_registry_worker_id(), registry_datacenter_id),
+				 errdetail("Its promise stands: whoever takes the worker id next starts above it.")));
 	PQclear(result);
 	return true;
 }
@@ -478,6 +494,7 @@ registry_extend(PGconn *conn, char *reason)
 		return registry_granted(&answer, true, reason);
 
 	held.pending[0] = '\0';
+	held.waiting_floor_unix_ms = -1;
 	if (strcmp(answer.status, "released") == 0)
 	{
 		registry_publish(CLAIM_LOST, -1, false, NULL,
@@ -612,8 +629,7 @@ snowflake_registry_main(Datum main_arg)
 		}
 
 		registry_round(&conn, status);
-		if (status == CLAIM_HELD)
-			registry_apply_floor();
+		registry_apply_floor();
 
 		if (extend_now)
 			extend_now = false;
