@@ -173,14 +173,17 @@ $$;
 -- What tells this registry's history apart: the timeline, the postmaster's
 -- start, and the OIDs of this database and of the claims table.  A restore
 -- from a file copy, PITR, a failover to a standby and a dump reloaded into
--- another database or table each change one of them.
+-- another database or table each change one of them.  Nothing in it
+-- depends on the caller's settings (the start is in seconds since 1970, not
+-- in the caller's TimeZone and DateStyle), or every caller with other
+-- settings would start an epoch.
 CREATE FUNCTION snowflake_registry.epoch_key()
 RETURNS text
 LANGUAGE sql STABLE
 AS $$
 	SELECT pg_catalog.concat_ws('/',
 		pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_insert_lsn()), 1, 8),
-		pg_catalog.pg_postmaster_start_time(),
+		EXTRACT(epoch FROM pg_catalog.pg_postmaster_start_time()),
 		(SELECT d.oid FROM pg_catalog.pg_database d
 		 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
 		'snowflake_registry.claims'::pg_catalog.regclass::pg_catalog.oid)
@@ -281,6 +284,7 @@ AS $$
 	JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) d.objid
 	WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake'
 	  AND c.relname OPERATOR(pg_catalog.=) 'snowflake_claims'
+	  AND c.relnamespace OPERATOR(pg_catalog.=) e.extnamespace
 	  AND c.relkind OPERATOR(pg_catalog.=) 'r'
 $$;
 
@@ -879,6 +883,7 @@ CREATE FUNCTION snowflake_registry.allow(login name, claims integer)
 RETURNS void
 LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
 AS $$
+	SELECT snowflake_registry.durable();
 	INSERT INTO snowflake_registry.logins AS l VALUES (login, claims)
 	ON CONFLICT (login) DO UPDATE SET claims = excluded.claims
 $$;
@@ -893,6 +898,7 @@ CREATE FUNCTION snowflake_registry.configure(
 	OUT reclaim_after interval)
 LANGUAGE sql VOLATILE SECURITY DEFINER
 AS $$
+	SELECT snowflake_registry.durable();
 	INSERT INTO snowflake_registry.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce($1, s.lease),
