@@ -77,6 +77,8 @@ our @EXPORT = qw(
   snowflake_registry
   faketime_node
   registry_conninfo
+  fleet_doc_registry_sql
+  fleet_doc_login_sql
   next_pair
   wait_for_pair
   wait_for_refusal
@@ -315,10 +317,19 @@ login (default: the example login of docs/fleet.md).  A login that the
 registry does not have yet is made there as docs/fleet.md makes one, if
 the registry runs.
 
+=item fleet_doc_registry_sql()
+
+docs/fleet.md's SQL that sets up a registry database and its roles, as
+snowflake_registry runs it (without the password placeholder), for a test
+that makes its registry another way, such as a Patroni cluster.
+
+=item fleet_doc_login_sql(login)
+
+docs/fleet.md's statement that makes a server's login, for login.
+
 =cut
 
-# docs/fleet.md's SQL that sets up a registry database and its roles
-sub _fleet_doc_registry_sql
+sub fleet_doc_registry_sql
 {
 	my $doc = slurp_file(dirname(__FILE__) . '/../docs/fleet.md');
 	my ($sql) = $doc =~
@@ -329,11 +340,10 @@ sub _fleet_doc_registry_sql
 	return $sql;
 }
 
-# docs/fleet.md's statement that makes a server's login, for login
-sub _fleet_doc_login_sql
+sub fleet_doc_login_sql
 {
 	my ($login) = @_;
-	my ($sql) = _fleet_doc_registry_sql() =~ /^(CREATE ROLE server_paris_1 LOGIN .*?;)$/m
+	my ($sql) = fleet_doc_registry_sql() =~ /^(CREATE ROLE server_paris_1 LOGIN .*?;)$/m
 	  or die 'docs/fleet.md has no server login in its registry setup';
 	$sql =~ s/server_paris_1/"$login"/;
 	return $sql;
@@ -354,7 +364,7 @@ sub snowflake_registry
 	{
 		$node->start;
 	}
-	$node->safe_psql('postgres', _fleet_doc_registry_sql());
+	$node->safe_psql('postgres', fleet_doc_registry_sql());
 	$node->safe_psql('postgres',
 		"SELECT snowflake_registry.configure(lease => '"
 		  . ($params{lease} // '2 s') . "')");
@@ -369,7 +379,7 @@ sub registry_conninfo
 	eval { $registry->safe_psql('postgres', qq{
 DO \$\$ BEGIN
 	IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$login') THEN
-		EXECUTE \$sql\$@{[_fleet_doc_login_sql($login)]}\$sql\$;
+		EXECUTE \$sql\$@{[fleet_doc_login_sql($login)]}\$sql\$;
 	END IF;
 END \$\$}) };
 	return
