@@ -849,7 +849,8 @@ BEGIN
 								  'AND worker_id OPERATOR(pg_catalog.=) $2',
 								  snowflake_registry.legacy_table())
 		USING c.datacenter_id, c.worker_id;
-	ELSIF c.confirmed THEN
+	END IF;
+	IF c.confirmed THEN
 		RAISE NOTICE 'worker id % of datacenter % is free', c.worker_id,
 			c.datacenter_id;
 		RETURN pg_catalog.clock_timestamp();
