@@ -1,415 +1,1041 @@
 --
--- The worker id registry's SQL side (1.2), on a server without the preload
--- (a registry needs none): the claim rules, check-ins, the operators'
--- functions, the roles of servers and operators, upgrading a live registry,
--- and snowflake_shared_pairs for fleets that set pairs by hand.  System
--- identifiers and tokens are made up; the registry's clock is moved by hand
--- (UPDATE of snowflake_claims as the superuser).  ID times a holder reports
--- (issued_until) are fixed past dates, so that every floor answered is one of
--- them, exactly.
+-- The worker id registry (the snowflake_registry extension of 1.4), on a
+-- server without the preload (a registry needs none): the roles exactly as
+-- docs/fleet.md sets them up, with a second server login and a hostile
+-- login beside them; claims, extensions, idle, the operators' functions,
+-- the status view and epochs, as snowflake_registry--1.4.sql states them;
+-- findings 5 to 9 of issue 23 as things the hostile login cannot do; every
+-- function committing with synchronous_commit on; the upgrade of a live 1.3
+-- registry.  Each login acts through SET SESSION AUTHORIZATION (the
+-- registry knows a login by session_user).  Times are shown relative to
+-- the registry's clock, or compared exactly with the times they must equal.
 --
-CREATE EXTENSION snowflake;
-SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+SET IntervalStyle = 'postgres';
+SELECT current_user AS regress_super \gset
+\set regress_db :DBNAME
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set sqlstate_of :abs_srcdir '/test/sqlstate_of.sql'
 
--- the objects of a new install, to compare with an upgrade from 1.0 below
--- (not the row types of its tables and views, nor array types, which
--- PostgreSQL 18 lists as members where 15 does not)
-CREATE FUNCTION pg_temp.extension_objects() RETURNS SETOF text
-LANGUAGE sql AS $$
-	SELECT pg_describe_object(d.classid, d.objid, 0)
-	FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
-	WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-	  AND e.extname = 'snowflake'
-	  AND NOT (d.classid = 'pg_type'::regclass AND EXISTS (
-		SELECT FROM pg_type t LEFT JOIN pg_class c ON c.oid = t.typrelid
-		WHERE t.oid = d.objid AND (t.typcategory = 'A' OR c.relkind <> 'c')))
-$$;
-CREATE TEMP TABLE installed AS SELECT * FROM pg_temp.extension_objects() o;
-SELECT count(*) FROM installed;
+-- docs/fleet.md's setup block, statement for statement (without the
+-- password)
+CREATE EXTENSION snowflake_registry;
+-- what every server's login may do: claim, extend and idle its own claims
+CREATE ROLE snowflake_worker NOLOGIN;
+GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_worker;
+GRANT EXECUTE ON FUNCTION snowflake_registry.claim, snowflake_registry.extend,
+    snowflake_registry.idle TO snowflake_worker;
+-- one login per server (or per HA group: a primary and its standbys)
+CREATE ROLE server_paris_1 LOGIN IN ROLE snowflake_worker;
+-- operators: every claim, release, reassign, limits and the lease
+CREATE ROLE snowflake_operator;
+GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_operator;
+GRANT SELECT ON snowflake_registry.status TO snowflake_operator;
+GRANT EXECUTE ON FUNCTION snowflake_registry.release, snowflake_registry.reassign,
+    snowflake_registry.allow, snowflake_registry.configure TO snowflake_operator;
 
--- claim(datacenter, system id, token) with the settings the servers use
--- (takeover delay 10 s, reclaim lease 1 day), in Twitter's layout (worker
--- ids 0-31) unless max_worker says otherwise.  Each call is one call of
--- snowflake_registry_claim (FROM f(...), never (f(...)).*).
-CREATE FUNCTION pg_temp.claim(dc integer, sysid bigint, token uuid,
-	preferred integer DEFAULT NULL, max_worker integer DEFAULT 31,
-	expected_worker integer DEFAULT NULL, expected_version bigint DEFAULT NULL,
-	issued_until timestamptz DEFAULT NULL,
-	require_check_in boolean DEFAULT false)
-RETURNS TABLE (status text, worker_id integer, holder_sysid bigint,
-	version bigint, wait interval, floor timestamptz)
-LANGUAGE sql AS $$
-	SELECT a.status, a.worker_id, a.system_identifier, a.version, a.wait,
-		a.floor
-	FROM snowflake_registry_claim(dc, sysid, 1, token, 'host', 5432, '/data',
-		interval '10 s', interval '1 day', max_worker, preferred,
-		expected_worker, expected_version, issued_until,
-		require_check_in) a
-$$;
--- a check-in of the holder, with the ID time it promises not to pass
-CREATE FUNCTION pg_temp.check_in(dc integer, w integer, token uuid,
-	issued_until timestamptz DEFAULT NULL,
-	require_check_in boolean DEFAULT NULL)
-RETURNS TABLE (status text, worker_id integer, holder_sysid bigint,
-	version bigint)
-LANGUAGE sql AS $$
-	SELECT a.status, a.worker_id, a.system_identifier, a.version
-	FROM snowflake_registry_check_in(dc, w, token, NULL, issued_until,
-		require_check_in, NULL) a
-$$;
-CREATE FUNCTION pg_temp.tok(n integer) RETURNS uuid
-LANGUAGE sql AS $$ SELECT lpad(n::text, 32, '0')::uuid $$;
--- the operators' view of one datacenter
-CREATE FUNCTION pg_temp.status(dc integer)
-RETURNS TABLE (worker_id integer, system_identifier bigint, state text,
-	version bigint, issued_until timestamptz, released_confirmed boolean,
-	reassigned_to bigint)
-LANGUAGE sql AS $$
-	SELECT s.worker_id, s.system_identifier, s.state, s.version,
-		s.issued_until, s.released_confirmed, s.reassigned_to
-	FROM snowflake_registry_status s WHERE s.datacenter_id = dc
-	ORDER BY s.worker_id
-$$;
--- the registry saw the claim contested for 11 s, longer than the wait
-CREATE FUNCTION pg_temp.contested_long_ago(dc integer, w integer)
-RETURNS void
-LANGUAGE sql AS $$
-	UPDATE snowflake_claims SET contested_at = contested_at - interval '11 s'
-	WHERE datacenter_id = dc AND worker_id = w
-$$;
+-- more servers, and a hostile login, made as the docs make every server's
+-- login (a login holds one claim unless an operator allows more: the
+-- scenarios below each have servers of their own)
+CREATE ROLE server_paris_2 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_3 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_4 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_5 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_6 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_7 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_8 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_9 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_10 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_11 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE server_paris_12 LOGIN IN ROLE snowflake_worker;
+CREATE ROLE mallory LOGIN IN ROLE snowflake_worker;
 
 --
--- Claims of new servers
+-- The objects and who may use them
 --
 
--- the first server gets the lowest free id; a repeated claim of the same
--- start (its answer was lost) is answered the same, with the next version
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(1));
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(1));
-
--- another server gets another id; a server may ask for its cached one
-SELECT * FROM pg_temp.claim(3, 102, pg_temp.tok(2));
-SELECT * FROM pg_temp.claim(3, 103, pg_temp.tok(3), 17);
-
---
--- A new start of the same server (same system identifier, another token)
---
-
--- while the holder checks in, a new start (a clone, or a crash restart too
--- early) is refused, told which version of which claim to watch and for how
--- long; each check-in bumps the version
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(4));
-SELECT * FROM pg_temp.check_in(3, 0, pg_temp.tok(1));
-SELECT * FROM pg_temp.status(3);
-
--- the holder shuts down cleanly, saying when its last ID was: its next
--- start takes the claim at once, and its IDs start above that time
-SELECT snowflake_registry_idle(3, 0, pg_temp.tok(1), '2024-01-01 00:00:00+00');
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(5));
-SELECT * FROM pg_temp.check_in(3, 0, pg_temp.tok(1));
-SELECT * FROM pg_temp.check_in(3, 0, pg_temp.tok(5), '2024-01-02 00:00:00+00');
-
--- Findings 2 and 8: a holder that stops checking in is taken over only by
--- observation.  Silent for its takeover delay, it is still refused to a new
--- start that has not watched it: the registry first notes the version
--- contested ...
-UPDATE snowflake_claims SET checked_in_at = checked_in_at - interval '11 s'
-WHERE datacenter_id = 3 AND worker_id = 0;
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6));
-SELECT worker_id, state FROM pg_temp.status(3) WHERE worker_id = 0;
--- ... and a caller that names that version at once (it skipped the wait)
--- is refused: the registry has not seen it contested for the wait
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6), expected_worker => 0,
-	expected_version => 6);
--- a check-in in between bumps the version: the version watched before is
--- of no use, even once the registry's wait is over
-SELECT pg_temp.contested_long_ago(3, 0);
-SELECT * FROM pg_temp.check_in(3, 0, pg_temp.tok(5));
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6), expected_worker => 0,
-	expected_version => 6);
-SELECT pg_temp.contested_long_ago(3, 0);
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6), expected_worker => 0,
-	expected_version => 6);
--- the version the registry saw contested for the wait, unchanged: granted,
--- with floor the old holder's issued_until
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6), expected_worker => 0,
-	expected_version => 7);
--- the same start asks again (the answer was lost): the same floor
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(6));
--- the old holder learns at its next check-in that the claim moved
-SELECT * FROM pg_temp.check_in(3, 0, pg_temp.tok(5));
-SELECT * FROM pg_temp.status(3);
--- the new holder goes idle reporting a newest ID below the floor it was
--- given (it never generated): the next start still starts above the floor
-SELECT snowflake_registry_idle(3, 0, pg_temp.tok(6), '2023-01-01 00:00:00+00');
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(8));
-
--- lease terms no server's settings allow are refused
-SELECT * FROM snowflake_registry_claim(3, 109, 1, pg_temp.tok(99), 'host',
-	5432, '/data', interval '0 s', interval '1 day', 31);
-SELECT * FROM snowflake_registry_claim(3, 109, 1, pg_temp.tok(99), 'host',
-	5432, '/data', interval '10 s', interval '-1 day', 31);
-SELECT * FROM snowflake_registry_claim(3, 109, 1, pg_temp.tok(99), 'host',
-	5432, '/data', interval '10 s', interval '1 day', 31, NULL, NULL, NULL,
-	'infinity');
-SELECT * FROM snowflake_registry_check_in(3, 0, pg_temp.tok(6),
-	interval '100000 years');
-
--- an idle or silent claim is no other server's before the reclaim lease
-SELECT snowflake_registry_idle(3, 1, pg_temp.tok(2));
-SELECT * FROM pg_temp.claim(3, 104, pg_temp.tok(7), 1);
-SELECT * FROM pg_temp.status(3);
-
---
--- Finding 1: only ids of the caller's layout are granted
---
-
--- system 111 holds worker 40 in a layout with worker ids 0-63; a new start
--- of it with worker ids 0-31 is not refused over 40 (nor given it): it gets
--- an id it can use
-SELECT * FROM pg_temp.claim(8, 111, pg_temp.tok(11), 40, max_worker => 63);
-SELECT * FROM pg_temp.claim(8, 111, pg_temp.tok(12), 40);
--- nor is an idle claim outside the layout handed back, which a new start of
--- its system would otherwise take at once
-SELECT * FROM pg_temp.claim(8, 113, pg_temp.tok(15), 45, max_worker => 63);
-SELECT snowflake_registry_idle(8, 45, pg_temp.tok(15), '2024-02-01 00:00:00+00');
-SELECT * FROM pg_temp.claim(8, 113, pg_temp.tok(16), 45);
--- and the start's own claim is not renewed outside its layout either
-SELECT * FROM pg_temp.claim(8, 112, pg_temp.tok(14), 50, max_worker => 63);
-SELECT * FROM pg_temp.claim(8, 112, pg_temp.tok(14), 50);
-SELECT * FROM pg_temp.status(8);
-
---
--- A full datacenter, and a claim silent for the reclaim lease
---
-
--- all 32 ids held
-INSERT INTO snowflake_claims (datacenter_id, worker_id, system_identifier,
-	timeline, claimed_at, checked_in_at, takeover_delay, version)
-SELECT 4, w, 1000 + w, 1, now(), now(), '10 s', 1
-FROM generate_series(0, 31) w;
-SELECT * FROM pg_temp.claim(4, 200, pg_temp.tok(20));
--- once one claim is silent for longer than the lease, the caller waits: the
--- registry notes it contested, and only the version it saw contested for
--- the wait passes, with floor the holder's issued_until
-UPDATE snowflake_claims SET checked_in_at = now() - interval '2 days',
-	issued_until = '2024-03-01 00:00:00+00'
-WHERE datacenter_id = 4 AND worker_id = 9;
-SELECT * FROM pg_temp.claim(4, 200, pg_temp.tok(20));
-SELECT * FROM pg_temp.claim(4, 200, pg_temp.tok(20), expected_worker => 9,
-	expected_version => 1);
-SELECT pg_temp.contested_long_ago(4, 9);
-SELECT * FROM pg_temp.claim(4, 200, pg_temp.tok(20), expected_worker => 9,
-	expected_version => 1);
-
---
--- Finding 4: releases and reassignments the holder confirms
---
-
--- a datacenter of two worker ids (max_worker_id 1), both held
-SELECT * FROM pg_temp.claim(6, 201, pg_temp.tok(21), max_worker => 1,
-	issued_until => '2024-04-01 00:00:00+00');
-SELECT * FROM pg_temp.claim(6, 202, pg_temp.tok(22), max_worker => 1);
-SELECT * FROM pg_temp.claim(6, 203, pg_temp.tok(23), max_worker => 1);
-
--- a release returns the latest time the id is free (here the holder's last
--- check-in plus its reclaim lease: it checks in without require_check_in),
--- in a notice too (hidden here: it shows the time), NULL for no claim
-SELECT checked_in_at AS checked_in_21 FROM snowflake_claims
-WHERE datacenter_id = 6 AND worker_id = 0 \gset
-SET client_min_messages = warning;
-SELECT snowflake_registry_release(6, 0) - :'checked_in_21' AS free_after;
-SELECT snowflake_registry_release(6, 5) IS NULL AS no_claim;
-RESET client_min_messages;
--- the live claim is not free: another system waits
-SELECT * FROM pg_temp.claim(6, 203, pg_temp.tok(23), max_worker => 1);
-SELECT * FROM pg_temp.status(6);
--- the holder learns it at its next check-in, and stops ...
-SELECT * FROM pg_temp.check_in(6, 0, pg_temp.tok(21));
-SELECT * FROM pg_temp.claim(6, 203, pg_temp.tok(23), max_worker => 1);
--- ... and confirms with the time of its last ID: the id passes at once,
--- with that floor
-SELECT snowflake_registry_idle(6, 0, pg_temp.tok(21), '2024-04-02 00:00:00+00');
-SELECT * FROM pg_temp.status(6) WHERE worker_id = 0;
-SELECT * FROM pg_temp.claim(6, 203, pg_temp.tok(23), max_worker => 1);
-SELECT * FROM pg_temp.check_in(6, 0, pg_temp.tok(21));
-
--- a reassignment: only the system named may take the id, once the holder
--- confirmed; no other system
-SELECT checked_in_at AS checked_in_22 FROM snowflake_claims
-WHERE datacenter_id = 6 AND worker_id = 1 \gset
-SET client_min_messages = warning;
-SELECT snowflake_registry_reassign(6, 1, 204) - :'checked_in_22' AS free_after;
-SELECT snowflake_registry_reassign(6, 5, 204) IS NULL AS no_claim;
-RESET client_min_messages;
-SELECT * FROM pg_temp.claim(6, 205, pg_temp.tok(25), max_worker => 1);
-SELECT * FROM pg_temp.claim(6, 204, pg_temp.tok(24), max_worker => 1);
-SELECT * FROM pg_temp.check_in(6, 1, pg_temp.tok(22));
-SELECT snowflake_registry_idle(6, 1, pg_temp.tok(22), '2024-05-01 00:00:00+00');
-SELECT * FROM pg_temp.claim(6, 205, pg_temp.tok(25), max_worker => 1);
-SELECT * FROM pg_temp.claim(6, 204, pg_temp.tok(24), max_worker => 1);
-SELECT * FROM pg_temp.check_in(6, 1, pg_temp.tok(22));
-
--- a holder that stops by itself without check-ins (require_check_in) need
--- not confirm: a released claim of it passes once the registry saw it
--- contested for the wait; the release says it is free within the delay
-SELECT * FROM pg_temp.check_in(6, 0, pg_temp.tok(23), '2024-06-01 00:00:00+00',
-	true);
-SET client_min_messages = warning;
-SELECT r BETWEEN now() + interval '10 s' AND clock_timestamp() + interval '10 s'
-	AS free_within_the_delay
-FROM snowflake_registry_release(6, 0) r;
-RESET client_min_messages;
-SELECT * FROM pg_temp.claim(6, 205, pg_temp.tok(25), max_worker => 1);
-SELECT pg_temp.contested_long_ago(6, 0);
-SELECT * FROM pg_temp.claim(6, 205, pg_temp.tok(25), max_worker => 1,
-	expected_worker => 0, expected_version => 6);
-
--- a release of an idle claim frees it at once, and says so
-SELECT snowflake_registry_idle(6, 0, pg_temp.tok(25), '2024-07-01 00:00:00+00');
-SELECT r <= clock_timestamp() AS free_now FROM snowflake_registry_release(6, 0) r;
-SELECT * FROM pg_temp.claim(6, 206, pg_temp.tok(26), max_worker => 1);
-
---
--- Finding 3: the roles of servers and operators, with exactly the grants
--- docs/fleet.md gives them
---
-CREATE ROLE regress_snowflake_worker LOGIN;
-GRANT USAGE ON SCHEMA public TO regress_snowflake_worker;
-GRANT EXECUTE ON FUNCTION snowflake_registry_claim, snowflake_registry_check_in,
-	snowflake_registry_idle TO regress_snowflake_worker;
-CREATE ROLE regress_snowflake_operator;
-GRANT SELECT ON snowflake_registry_status TO regress_snowflake_operator;
-GRANT EXECUTE ON FUNCTION snowflake_registry_release, snowflake_registry_reassign
-	TO regress_snowflake_operator;
--- a role with PUBLIC's rights alone
-CREATE ROLE regress_snowflake_nobody;
-
--- every registry function runs as its owner with a fixed search_path, and
--- PUBLIC may call none of them
-SELECT p.proname, p.prosecdef, p.proconfig,
+-- only the seven functions of the API run as their owner, every function
+-- has search_path pg_catalog, pg_temp, and PUBLIC may call none
+SELECT p.proname, p.prosecdef AS definer, p.proconfig,
 	has_function_privilege('public', p.oid, 'EXECUTE') AS public,
-	has_function_privilege('regress_snowflake_worker', p.oid, 'EXECUTE') AS worker,
-	has_function_privilege('regress_snowflake_operator', p.oid, 'EXECUTE') AS operator
+	has_function_privilege('server_paris_1', p.oid, 'EXECUTE') AS server,
+	has_function_privilege('snowflake_operator', p.oid, 'EXECUTE') AS operator
 FROM pg_proc p
-WHERE p.proname LIKE 'snowflake_registry_%'
-ORDER BY 1;
--- nobody but the owner has the claims table
-SELECT r.rolname, t.relname, p.privilege,
-	has_table_privilege(r.rolname, t.relname, p.privilege) AS granted
-FROM (VALUES ('regress_snowflake_worker'), ('regress_snowflake_operator'),
-			 ('regress_snowflake_nobody')) r(rolname),
-	 (VALUES ('snowflake_claims'), ('snowflake_registry_status')) t(relname),
-	 (VALUES ('SELECT'), ('INSERT'), ('UPDATE'), ('DELETE')) p(privilege)
-WHERE has_table_privilege(r.rolname, t.relname, p.privilege)
+WHERE p.pronamespace = 'snowflake_registry'::regnamespace
+ORDER BY p.prosecdef DESC, 1;
+-- no role but the owner has a right on a table; operators read the view
+SELECT r.rolname, c.relname, p.privilege
+FROM (VALUES ('public'), ('snowflake_worker'), ('server_paris_1'), ('mallory'),
+			 ('snowflake_operator')) r(rolname),
+	 pg_class c,
+	 (VALUES ('SELECT'), ('INSERT'), ('UPDATE'), ('DELETE'), ('TRUNCATE'),
+			 ('REFERENCES'), ('TRIGGER')) p(privilege)
+WHERE c.relnamespace = 'snowflake_registry'::regnamespace
+  AND c.relkind IN ('r', 'v')
+  AND has_table_privilege(r.rolname, c.oid, p.privilege)
 ORDER BY 1, 2, 3;
--- no answer and no view column carries a token
+-- nobody but the owner may create anything in the schema
+SELECT r.rolname,
+	has_schema_privilege(r.rolname, 'snowflake_registry', 'CREATE') AS may_create
+FROM (VALUES ('public'), ('snowflake_worker'), ('mallory'),
+			 ('snowflake_operator')) r(rolname);
+-- neither an answer nor the status view carries a token or a nonce
 SELECT a.attrelid::regclass, a.attname
 FROM pg_attribute a
-WHERE a.attrelid IN ('snowflake_registry_answer'::regclass,
-					 'snowflake_registry_status'::regclass)
-  AND a.attname = 'token';
+WHERE a.attrelid IN ('snowflake_registry.answer'::regclass,
+					 'snowflake_registry.status'::regclass)
+  AND a.attname IN ('token', 'nonce');
 
-\set VERBOSITY terse
--- the servers' role: claim, check in and mark idle its own claim
-SET ROLE regress_snowflake_worker;
-SELECT * FROM pg_temp.claim(5, 300, pg_temp.tok(30));
-SELECT * FROM pg_temp.check_in(5, 0, pg_temp.tok(30));
--- a check-in or an idle with another token changes nothing
-SELECT * FROM pg_temp.check_in(5, 0, pg_temp.tok(31));
-SELECT snowflake_registry_idle(5, 0, pg_temp.tok(31));
-SELECT * FROM pg_temp.check_in(5, 0, pg_temp.tok(30));
--- nothing else: not the table, not the view, not the operators' functions,
--- not the functions the registry calls inside
-SELECT * FROM snowflake_claims;
-SELECT token FROM snowflake_claims;
-UPDATE snowflake_claims SET checked_in_at = now() - interval '2 days';
-DELETE FROM snowflake_claims;
-INSERT INTO snowflake_claims (datacenter_id, worker_id, system_identifier,
-	claimed_at, checked_in_at, takeover_delay)
-VALUES (5, 1, 300, now(), now(), '10 s');
-SELECT * FROM snowflake_registry_status;
-SELECT snowflake_registry_release(5, 0);
-SELECT snowflake_registry_reassign(5, 0, 301);
-SELECT snowflake_registry_floor(NULL::snowflake_claims);
--- a search_path trick does not redirect the functions: the role may not
--- make a schema, and a temporary claims table of its own, first in its
--- search_path (worker ids 0 and 1 "held" there), is not the one the
--- functions use
-CREATE SCHEMA regress_snowflake_trick;
-CREATE TEMP TABLE snowflake_claims (
-	datacenter_id integer NOT NULL, worker_id integer NOT NULL,
-	system_identifier bigint NOT NULL, timeline integer, token uuid,
-	host text, port integer, data_directory text,
-	claimed_at timestamptz NOT NULL, checked_in_at timestamptz NOT NULL,
-	idle boolean NOT NULL DEFAULT false, takeover_delay interval NOT NULL,
-	version bigint NOT NULL DEFAULT 0, issued_until timestamptz,
-	require_check_in boolean NOT NULL DEFAULT false, reclaim_lease interval,
-	released boolean NOT NULL DEFAULT false, reassigned_to bigint,
-	contested_version bigint, contested_at timestamptz,
-	PRIMARY KEY (datacenter_id, worker_id));
-INSERT INTO snowflake_claims (datacenter_id, worker_id, system_identifier,
-	claimed_at, checked_in_at, takeover_delay)
-VALUES (5, 0, 999, now(), now(), '10 s'), (5, 1, 999, now(), now(), '10 s');
-SET search_path = pg_temp, public;
-SELECT count(*) AS in_my_table FROM snowflake_claims;
-SELECT * FROM pg_temp.claim(5, 301, pg_temp.tok(32));
-SELECT * FROM pg_temp.check_in(5, 1, pg_temp.tok(32));
-SELECT worker_id, system_identifier FROM pg_temp.snowflake_claims ORDER BY 1;
-DROP TABLE pg_temp.snowflake_claims;
-RESET search_path;
+--
+-- Helpers.  Tokens and nonces are made from numbers; each login's server has
+-- a system identifier (server_paris_N: 100 + N; mallory: 666), host and
+-- data directory of its own.  Every answer is
+-- kept in pg_temp.answers (pg_temp.last() is the newest) and shown with its
+-- times relative to the registry's clock: 'past', 'within lease' (at most
+-- the lease ahead) or 'beyond lease'; holder without its times.
+--
+CREATE FUNCTION pg_temp.u(n integer) RETURNS uuid
+LANGUAGE sql AS $$ SELECT lpad(n::text, 32, '0')::uuid $$;
+CREATE FUNCTION pg_temp.sysid() RETURNS bigint
+LANGUAGE sql AS $$
+	SELECT CASE WHEN session_user = 'mallory' THEN 666
+		ELSE 100 + substring(session_user FROM '[0-9]+$')::integer END
+$$;
+CREATE FUNCTION pg_temp.ahead(t timestamptz, lease interval) RETURNS text
+LANGUAGE sql AS $$
+	SELECT CASE WHEN t <= clock_timestamp() THEN 'past'
+		WHEN t <= clock_timestamp() + lease THEN 'within lease'
+		WHEN t IS NOT NULL THEN 'beyond lease' END
+$$;
+CREATE TEMP TABLE answers (n serial PRIMARY KEY, a snowflake_registry.answer);
+GRANT ALL ON answers, answers_n_seq TO PUBLIC;
+CREATE FUNCTION pg_temp.last() RETURNS snowflake_registry.answer
+LANGUAGE sql AS $$ SELECT a FROM pg_temp.answers ORDER BY n DESC LIMIT 1 $$;
+CREATE FUNCTION pg_temp.shown()
+RETURNS TABLE (status text, worker_id integer, version bigint, floor text,
+	promise text, retry_at text, holder text)
+LANGUAGE sql AS $$
+	SELECT (a).status, (a).worker_id, (a).version,
+		pg_temp.ahead((a).floor, (a).lease), pg_temp.ahead((a).promise, (a).lease),
+		pg_temp.ahead((a).retry_at, (a).lease),
+		split_part((a).holder, ', holding it since', 1)
+	FROM (SELECT pg_temp.last() a) l
+$$;
+-- claim(datacenter, start, nonce) as the session's login, in Twitter's
+-- layout (worker ids 0 to 31) unless max_worker or layout say otherwise
+CREATE FUNCTION pg_temp.claim(dc integer, start integer, nonce integer,
+	preferred integer DEFAULT NULL, max_worker integer DEFAULT 31,
+	layout text DEFAULT '1288834974657/41/5/5/12')
+RETURNS TABLE (status text, worker_id integer, version bigint, floor text,
+	promise text, retry_at text, holder text)
+LANGUAGE sql AS $$
+	INSERT INTO pg_temp.answers (a)
+	SELECT snowflake_registry.claim(dc, max_worker, layout, pg_temp.u(start),
+		pg_temp.u(nonce), pg_temp.sysid(), session_user::text, 5432,
+		'/srv/' || session_user, preferred);
+	SELECT * FROM pg_temp.shown();
+$$;
+-- extend(datacenter, worker, start, version, nonce, new nonce)
+CREATE FUNCTION pg_temp.extend(dc integer, w integer, start integer,
+	version bigint, nonce integer, new_nonce integer)
+RETURNS TABLE (status text, worker_id integer, version bigint, floor text,
+	promise text, retry_at text, holder text)
+LANGUAGE sql AS $$
+	INSERT INTO pg_temp.answers (a)
+	SELECT snowflake_registry.extend(dc, w, pg_temp.u(start), version,
+		pg_temp.u(nonce), pg_temp.u(new_nonce));
+	SELECT * FROM pg_temp.shown();
+$$;
+-- idle(datacenter, worker, start, version, nonce, newest ID's time)
+CREATE FUNCTION pg_temp.idle(dc integer, w integer, start integer,
+	version bigint, nonce integer, newest timestamptz DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql AS $$
+	SELECT snowflake_registry.idle(dc, w, pg_temp.u(start), version,
+		pg_temp.u(nonce), NULL, newest)
+$$;
+-- the operators' view of one datacenter (all: NULL)
+CREATE FUNCTION pg_temp.status(dc integer DEFAULT NULL)
+RETURNS TABLE (datacenter_id integer, worker_id integer, owner name,
+	state text, confirmed boolean, reassigned_to name, version bigint,
+	floor text, promise text, system_identifier bigint)
+LANGUAGE sql AS $$
+	SELECT s.datacenter_id, s.worker_id, s.owner, s.state, s.confirmed,
+		s.reassigned_to, s.version, pg_temp.ahead(s.floor, '30 s'),
+		pg_temp.ahead(s.promise, '30 s'), s.system_identifier
+	FROM snowflake_registry.status s
+	WHERE s.datacenter_id = dc OR dc IS NULL
+	ORDER BY s.datacenter_id, s.worker_id
+$$;
+-- a claim's promise and floor, for exact comparisons (as the superuser)
+CREATE FUNCTION pg_temp.promise_of(dc integer, w integer) RETURNS timestamptz
+LANGUAGE sql AS $$
+	SELECT promise FROM snowflake_registry.claims
+	WHERE datacenter_id = dc AND worker_id = w
+$$;
+CREATE FUNCTION pg_temp.floor_of(dc integer, w integer) RETURNS timestamptz
+LANGUAGE sql AS $$
+	SELECT floor FROM snowflake_registry.claims
+	WHERE datacenter_id = dc AND worker_id = w
+$$;
+\i :sqlstate_of
+
+--
+-- A new registry: its first call starts the first epoch, whose floor lies
+-- the lease plus the margin ahead of the registry's clock (the install may
+-- be a reinstall, or a dump reloaded, below promises made before).  Here
+-- the first call is an extension of a claim that does not exist.
+--
+SELECT count(*) AS settings_rows FROM snowflake_registry.settings;
+SELECT clock_timestamp() AS before_first_call \gset
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT status, worker_id FROM pg_temp.extend(1, 0, 1, 1, 1, 1);
+RESET SESSION AUTHORIZATION;
+SELECT epoch, lease, margin, reclaim_after,
+	epoch_floor >= :'before_first_call'::timestamptz + lease + margin
+		AS floor_ahead
+FROM snowflake_registry.settings;
+-- for the rest of this test, that floor lies an hour back, as in a registry
+-- that has run for a while: the floors below are those of the claims
+UPDATE snowflake_registry.settings SET epoch_floor = epoch_floor - interval '1 hour';
+
+--
+-- Claims
+--
+SET SESSION AUTHORIZATION server_paris_1;
+
+-- a new login gets the lowest worker id its datacenter never had: version
+-- 1, its floor the epoch's (past), a promise within the lease
+SELECT * FROM pg_temp.claim(1, 1, 1);
+-- the same call again (its answer was lost) is answered again, unchanged
+SELECT * FROM pg_temp.claim(1, 1, 1);
+-- another start of the same login (a copy, or a new postmaster after its
+-- machine crashed) is refused while the promise runs: retry_at is the
+-- promise, and the login sees who holds its claim
+SELECT * FROM pg_temp.claim(1, 2, 2);
+
+-- another login asks for the worker id it had last: never claimed, so it
+-- gets it
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT * FROM pg_temp.claim(1, 21, 21, preferred => 5);
+-- a third login gets the lowest id never claimed
+SET SESSION AUTHORIZATION server_paris_3;
+SELECT * FROM pg_temp.claim(1, 31, 31);
+
+--
+-- Extensions
+--
+-- the holder extends, chaining nonce 1 to 11: the promise moves to the
+-- registry's clock plus the lease, never below what it was
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(1, 0) AS promise_before \gset
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT * FROM pg_temp.extend(1, 0, 1, 1, 1, 11);
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(1, 0) >= :'promise_before' AS not_lowered;
+SET SESSION AUTHORIZATION server_paris_1;
+-- the same extension again (its answer was lost): answered again
+SELECT * FROM pg_temp.extend(1, 0, 1, 1, 1, 11);
+-- the chain goes on from nonce 11
+SELECT * FROM pg_temp.extend(1, 0, 1, 1, 11, 12);
+-- another process with the same token and version extending from nonce 11
+-- (a copy of this start's memory): forked, and the promise stays
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(1, 0) AS promise_before \gset
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT * FROM pg_temp.extend(1, 0, 1, 1, 11, 13);
+-- another start of the login, or a wrong version: moved, naming the holder
+SELECT * FROM pg_temp.extend(1, 0, 2, 1, 12, 14);
+SELECT * FROM pg_temp.extend(1, 0, 1, 2, 12, 14);
+-- a pair this login has no claim on: moved, and nothing else
+SELECT * FROM pg_temp.extend(1, 5, 1, 1, 12, 14);
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(1, 0) = :'promise_before' AS unchanged;
+SET SESSION AUTHORIZATION server_paris_1;
+
+--
+-- Idle: a clean shutdown lowers the promise to the newest ID's time
+--
+
+-- idle names the claim exactly: another token, version or nonce changes
+-- nothing
+SELECT pg_temp.idle(1, 0, 2, 1, 12);
+SELECT pg_temp.idle(1, 0, 1, 2, 12);
+SELECT pg_temp.idle(1, 0, 1, 1, 11);
+-- the holder's newest ID is from a minute ago: the promise goes down to it
+SELECT clock_timestamp() - interval '1 min' AS newest_1 \gset
+SELECT pg_temp.idle(1, 0, 1, 1, 12, :'newest_1');
+SELECT pg_temp.idle(1, 0, 1, 1, 12, :'newest_1') AS again;
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(1, 0) = :'newest_1' AS promise_is_newest;
+SET SESSION AUTHORIZATION server_paris_1;
+-- the next start of the login takes it at once, above that time: a new
+-- version, floor the old promise
+SELECT * FROM pg_temp.claim(1, 2, 2);
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.floor_of(1, 0) = :'newest_1' AS floor_is_old_promise;
+SET SESSION AUTHORIZATION server_paris_1;
+-- the previous start learns that its claim moved
+SELECT * FROM pg_temp.extend(1, 0, 1, 1, 12, 15);
+-- a newest ID below the floor (this start never generated) does not take
+-- the promise below the floor
+SELECT pg_temp.idle(1, 0, 2, 2, 2, :'newest_1'::timestamptz - interval '1 hour');
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(1, 0) = pg_temp.floor_of(1, 0) AS promise_is_floor;
+-- and the next start takes it at once, above that floor
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT * FROM pg_temp.claim(1, 3, 3);
+
+--
+-- A claim whose promise has passed: the holder stopped generating
+--
+
+-- the promise of start 3 moved into the past: the status says expired,
+-- and the login's next start takes it at once, above that promise
+RESET SESSION AUTHORIZATION;
+UPDATE snowflake_registry.claims SET promise = clock_timestamp() - interval '1 s'
+WHERE datacenter_id = 1 AND worker_id = 0
+RETURNING promise AS promise_3 \gset
+SELECT * FROM pg_temp.status(1);
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT * FROM pg_temp.claim(1, 4, 4);
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.floor_of(1, 0) = :'promise_3' AS floor_is_old_promise;
+
+-- the same with a lease of 1 s on the registry's own clock: a claim of
+-- server_paris_4 in datacenter 2 promises 1 s, and once it has passed a
+-- new start takes it at once, above it
+SET ROLE snowflake_operator;
+SELECT * FROM snowflake_registry.configure(lease => '1 s');
 RESET ROLE;
--- the real table has both claims
-SELECT worker_id, system_identifier, token = pg_temp.tok(30) AS token_30,
-	token = pg_temp.tok(32) AS token_32
-FROM public.snowflake_claims WHERE datacenter_id = 5 ORDER BY 1;
+SET SESSION AUTHORIZATION server_paris_4;
+SELECT status, worker_id, version FROM pg_temp.claim(2, 41, 41);
+SELECT (pg_temp.last()).promise <= clock_timestamp() + interval '1 s'
+	AS promise_within_1_s;
+SELECT pg_sleep(1.2);
+SELECT status, worker_id, version, floor FROM pg_temp.claim(2, 42, 42);
+-- and once that one's promise of 1 s has passed too, it is expired
+SELECT pg_sleep(1.2);
+RESET SESSION AUTHORIZATION;
+SET ROLE snowflake_operator;
+SELECT worker_id, owner, state, version FROM pg_temp.status(2);
+SELECT * FROM snowflake_registry.configure(lease => '30 s');
+RESET ROLE;
 
--- operators: the status view (no tokens), release and reassign; not the
--- table, and not the servers' functions
-SET ROLE regress_snowflake_operator;
-SELECT * FROM pg_temp.status(5);
+--
+-- A crash restart: a new incarnation of the same postmaster keeps its
+-- token (in no file) and takes its claim at once, above the floor alone
+-- (the server's durable mark keeps its IDs above those of the processes
+-- that died); not once a copy of its memory was seen (forked)
+--
+
+-- server_paris_5 in datacenter 10: a start that shut down cleanly with its
+-- newest ID a minute ago, and the next start, which takes it above that
+SET SESSION AUTHORIZATION server_paris_5;
+SELECT status, worker_id, version FROM pg_temp.claim(10, 51, 51);
+SELECT clock_timestamp() - interval '1 min' AS newest_51 \gset
+SELECT pg_temp.idle(10, 0, 51, 1, 51, :'newest_51');
+SELECT * FROM pg_temp.claim(10, 52, 52);
+-- a backend of that start crashes and the postmaster starts its processes
+-- again: the same token, a new nonce; a new version at once, the floor
+-- unchanged
+SELECT * FROM pg_temp.claim(10, 52, 53);
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.floor_of(10, 0) = :'newest_51' AS floor_unchanged;
+-- two processes extend from the same nonce: forked; a crash restart with
+-- that token is then refused while the promise runs
+SET SESSION AUTHORIZATION server_paris_5;
+SELECT status, version FROM pg_temp.extend(10, 0, 52, 3, 53, 54);
+SELECT status, version FROM pg_temp.extend(10, 0, 52, 3, 53, 55);
+SELECT * FROM pg_temp.claim(10, 52, 56);
+RESET SESSION AUTHORIZATION;
+
+--
+-- Limits, layouts and a full datacenter
+--
+
+-- server_paris_2 holds worker 5 of datacenter 1: it gets no claim in
+-- another datacenter (every claim of a login counts, in any datacenter)
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT * FROM pg_temp.claim(3, 22, 22);
+-- an operator allows it two: another server of the login, in datacenter 1,
+-- gets a claim of its own rather than a refusal; a third start is refused
+RESET SESSION AUTHORIZATION;
+SET ROLE snowflake_operator;
+SELECT snowflake_registry.allow('server_paris_2', 2);
+RESET ROLE;
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT * FROM pg_temp.claim(1, 23, 23);
+SELECT * FROM pg_temp.claim(1, 24, 24);
+SELECT * FROM pg_temp.claim(3, 24, 24);
+RESET SESSION AUTHORIZATION;
+SET ROLE snowflake_operator;
+SELECT snowflake_registry.allow('server_paris_2', 1);
+RESET ROLE;
+-- a claim in another layout (another epoch) is never granted the pair
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT * FROM pg_temp.claim(1, 5, 5, layout => '1420070400000/41/5/5/12');
+-- a datacenter of two worker ids (max_worker 1): two logins hold them, a
+-- third finds it full
+SET SESSION AUTHORIZATION server_paris_6;
+SELECT * FROM pg_temp.claim(3, 61, 61, max_worker => 1);
+SET SESSION AUTHORIZATION server_paris_7;
+SELECT * FROM pg_temp.claim(3, 71, 71, max_worker => 1);
+SET SESSION AUTHORIZATION server_paris_8;
+SELECT * FROM pg_temp.claim(3, 81, 81, max_worker => 1);
+RESET SESSION AUTHORIZATION;
+SELECT * FROM pg_temp.status(3);
+
+--
+-- Operators: release and reassign
+--
+SET ROLE snowflake_operator;
+-- a release of a live claim returns the time from which the id passes
+-- without the holder's confirmation, its promise, and says so in a notice
+-- (hidden here: it shows that time; see the expired claim below)
 SET client_min_messages = warning;
-SELECT snowflake_registry_release(5, 0) IS NOT NULL AS released;
-SELECT snowflake_registry_reassign(5, 1, 302) IS NOT NULL AS reassigned;
+SELECT snowflake_registry.release(3, 0) AS released_until \gset
 RESET client_min_messages;
-SELECT * FROM pg_temp.status(5);
-SELECT * FROM snowflake_claims;
-UPDATE snowflake_claims SET released = false;
-DELETE FROM snowflake_claims;
-SELECT * FROM pg_temp.claim(5, 303, pg_temp.tok(33));
-SELECT * FROM pg_temp.check_in(5, 0, pg_temp.tok(30));
+RESET ROLE;
+SELECT :'released_until' = pg_temp.promise_of(3, 0) AS returns_promise;
+SELECT * FROM pg_temp.status(3);
+-- the released id is no other login's yet
+SET SESSION AUTHORIZATION server_paris_8;
+SELECT * FROM pg_temp.claim(3, 81, 81, max_worker => 1);
+-- the holder learns it at its next extension, stops, and confirms with its
+-- newest ID's time, which the promise comes down to
+SET SESSION AUTHORIZATION server_paris_6;
+SELECT * FROM pg_temp.extend(3, 0, 61, 1, 61, 62);
+SELECT clock_timestamp() - interval '1 min' AS newest_61 \gset
+SELECT pg_temp.idle(3, 0, 61, 1, 61, :'newest_61');
+RESET SESSION AUTHORIZATION;
+SELECT * FROM pg_temp.status(3);
+-- now it passes to whoever claims: above the holder's newest ID
+SET SESSION AUTHORIZATION server_paris_8;
+SELECT * FROM pg_temp.claim(3, 81, 81, max_worker => 1);
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.floor_of(3, 0) = :'newest_61' AS floor_is_newest;
+-- its old login, asking again, gets no claim: the datacenter is full
+SET SESSION AUTHORIZATION server_paris_6;
+SELECT * FROM pg_temp.claim(3, 63, 63, max_worker => 1);
+
+-- a release of an idle claim frees it at once, and says so
+SET SESSION AUTHORIZATION server_paris_7;
+SELECT pg_temp.idle(3, 1, 71, 1, 71);
+RESET SESSION AUTHORIZATION;
+SET ROLE snowflake_operator;
+SELECT snowflake_registry.release(3, 1) <= clock_timestamp() AS free_now;
+-- a release of a claim whose promise passed long ago (server_paris_2's
+-- first claim, worker 5 of datacenter 1; the promise set to a fixed time
+-- here, so that the notice shows it) says from when it is free: that
+-- promise
+RESET ROLE;
+UPDATE snowflake_registry.claims SET promise = '2024-01-01 00:00:00+00'
+WHERE datacenter_id = 1 AND worker_id = 5;
+SET ROLE snowflake_operator;
+SELECT snowflake_registry.release(1, 5);
+-- no such claim: NULL, and no notice
+SELECT snowflake_registry.release(3, 7) IS NULL AS no_claim;
+SELECT snowflake_registry.reassign(3, 7, 'server_paris_1') IS NULL AS no_claim;
+SELECT snowflake_registry.reassign(3, 0, NULL) IS NULL AS no_login;
+SELECT * FROM pg_temp.status(3);
 RESET ROLE;
 
--- the holders learn it and confirm, as the servers' role
-SET ROLE regress_snowflake_worker;
-SELECT * FROM pg_temp.check_in(5, 0, pg_temp.tok(30));
-SELECT * FROM pg_temp.check_in(5, 1, pg_temp.tok(32));
-SELECT snowflake_registry_idle(5, 0, pg_temp.tok(30), '2024-07-01 00:00:00+00');
-SELECT snowflake_registry_idle(5, 1, pg_temp.tok(32), '2024-07-02 00:00:00+00');
--- the system named takes the id reassigned to it, above its last ID
-SELECT * FROM pg_temp.claim(5, 302, pg_temp.tok(34), 1);
+-- a reassignment: server_paris_1's worker 0 of datacenter 1 goes to
+-- server_paris_2, under the same rule as a release
+SET ROLE snowflake_operator;
+SET client_min_messages = warning;
+SELECT snowflake_registry.reassign(1, 0, 'server_paris_2') AS reassigned_until \gset
+RESET client_min_messages;
+RESET ROLE;
+SELECT :'reassigned_until' = pg_temp.promise_of(1, 0) AS returns_promise;
+-- the login named waits until the holder confirms (retry_at: the promise);
+-- it is not told who holds it
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT * FROM pg_temp.claim(1, 25, 25, preferred => 0);
+-- no other login gets it, not even the holder's own next start
+SET SESSION AUTHORIZATION server_paris_6;
+SELECT * FROM pg_temp.claim(1, 64, 64, max_worker => 0);
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT * FROM pg_temp.claim(1, 9, 9, max_worker => 0);
+-- the holder learns it, stops, confirms; the login named takes it
+SELECT * FROM pg_temp.extend(1, 0, 4, 4, 4, 41);
+SELECT pg_temp.idle(1, 0, 4, 4, 4);
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT * FROM pg_temp.claim(1, 25, 25, preferred => 0);
+RESET SESSION AUTHORIZATION;
+
+-- every claim so far, as operators see them: held, expired (datacenter 2),
+-- idle (server_paris_3 shuts down cleanly now), released (confirmed, or
+-- not yet), reassigned and taken
+SET SESSION AUTHORIZATION server_paris_3;
+SELECT pg_temp.idle(1, 1, 31, 1, 31);
+RESET SESSION AUTHORIZATION;
+SET ROLE snowflake_operator;
+SELECT datacenter_id, worker_id, owner, state, confirmed, version
+FROM pg_temp.status();
 RESET ROLE;
 
--- PUBLIC's rights call none of the functions, nor read the view
-SET ROLE regress_snowflake_nobody;
-SELECT * FROM pg_temp.claim(5, 304, pg_temp.tok(35));
-SELECT * FROM pg_temp.check_in(5, 0, pg_temp.tok(30));
-SELECT snowflake_registry_idle(5, 0, pg_temp.tok(30));
-SELECT snowflake_registry_release(5, 0);
-SELECT snowflake_registry_reassign(5, 0, 304);
-SELECT * FROM snowflake_registry_status;
-SELECT * FROM snowflake_claims;
+--
+-- Finding 5: a login that can create objects where the registry's
+-- functions might look for them cannot make them run its code.  Here it may
+-- create in public (as PostgreSQL 14 and earlier let every role, and as
+-- pg_upgrade keeps), and the snowflake extension is installed there: it
+-- overloads names the registry uses, with functions that record that they
+-- ran and try to make it superuser, then calls claim, extend and idle.
+--
+CREATE EXTENSION snowflake;
+GRANT CREATE ON SCHEMA public TO snowflake_worker;
+SET SESSION AUTHORIZATION mallory;
+CREATE TABLE public.overload_ran (what text, as_role name);
+CREATE FUNCTION public.hostile(what text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.overload_ran VALUES (what, current_user);
+	BEGIN
+		ALTER ROLE mallory SUPERUSER;
+	EXCEPTION WHEN insufficient_privilege THEN
+		NULL;
+	END;
+END
+$$;
+-- the registry's own helpers, by name
+CREATE FUNCTION public.free(c snowflake_registry.claims) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('free'); RETURN true; END $$;
+CREATE FUNCTION public.promise(previous timestamptz) RETURNS timestamptz
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('promise'); RETURN 'infinity'; END $$;
+CREATE FUNCTION public.holder(c snowflake_registry.claims) RETURNS text
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('holder'); RETURN ''; END $$;
+CREATE FUNCTION public.durable() RETURNS text
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('durable'); RETURN ''; END $$;
+CREATE FUNCTION public.epoch_key() RETURNS text
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('epoch_key'); RETURN ''; END $$;
+-- functions of pg_catalog, with argument types that match better
+CREATE FUNCTION public.format(text, text) RETURNS text
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('format'); RETURN $1; END $$;
+CREATE FUNCTION public.length(text) RETURNS integer
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('length'); RETURN 0; END $$;
+CREATE FUNCTION public.clock_timestamp() RETURNS timestamptz
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('clock_timestamp'); RETURN 'infinity'; END $$;
+CREATE FUNCTION public.set_config(text, text, boolean) RETURNS text
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('set_config'); RETURN ''; END $$;
+-- operators on the types the registry compares
+CREATE FUNCTION public.eq_uuid(uuid, uuid) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('= uuid'); RETURN true; END $$;
+CREATE OPERATOR public.= (FUNCTION = public.eq_uuid, LEFTARG = uuid, RIGHTARG = uuid);
+CREATE FUNCTION public.eq_text(text, text) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('= text'); RETURN true; END $$;
+CREATE OPERATOR public.= (FUNCTION = public.eq_text, LEFTARG = text, RIGHTARG = text);
+CREATE FUNCTION public.eq_name(name, name) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('= name'); RETURN true; END $$;
+CREATE OPERATOR public.= (FUNCTION = public.eq_name, LEFTARG = name, RIGHTARG = name);
+CREATE FUNCTION public.eq_int(integer, integer) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('= integer'); RETURN true; END $$;
+CREATE OPERATOR public.= (FUNCTION = public.eq_int, LEFTARG = integer, RIGHTARG = integer);
+CREATE FUNCTION public.lt_ts(timestamptz, timestamptz) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('< timestamptz'); RETURN true; END $$;
+CREATE OPERATOR public.< (FUNCTION = public.lt_ts, LEFTARG = timestamptz, RIGHTARG = timestamptz);
+CREATE FUNCTION public.plus_ts(timestamptz, interval) RETURNS timestamptz
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('+ timestamptz'); RETURN 'infinity'; END $$;
+CREATE OPERATOR public.+ (FUNCTION = public.plus_ts, LEFTARG = timestamptz, RIGHTARG = interval);
+CREATE FUNCTION public.nomatch(text, text) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('!~'); RETURN false; END $$;
+CREATE OPERATOR public.!~ (FUNCTION = public.nomatch, LEFTARG = text, RIGHTARG = text);
+-- the 1.3 claims table, which the registry reads while a 1.3 registry is
+-- in this database: here a view of the hostile login's, in the schema of
+-- the snowflake extension (at 1.4, it has no such table)
+CREATE FUNCTION public.read_hostile() RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('snowflake_claims'); RETURN false; END $$;
+CREATE VIEW public.snowflake_claims AS
+SELECT 5 AS datacenter_id, 9 AS worker_id, 0::bigint AS system_identifier,
+	NULL::uuid AS token, NULL::text AS host, NULL::integer AS port,
+	NULL::text AS data_directory, now() AS claimed_at, now() AS checked_in_at,
+	public.read_hostile() AS idle, interval '1 s' AS takeover_delay,
+	1::bigint AS version, NULL::timestamptz AS issued_until,
+	NULL::interval AS reclaim_lease, false AS released,
+	NULL::bigint AS reassigned_to, NULL::timestamptz AS taken_above;
+-- the same names, and tables named as the registry's, in its own temporary
+-- schema
+CREATE FUNCTION pg_temp.free(c snowflake_registry.claims) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.hostile('pg_temp.free'); RETURN true; END $$;
+CREATE TEMP TABLE claims (datacenter_id integer, worker_id integer);
+CREATE TEMP TABLE settings (lease interval);
+-- the calls, with the temporary schema and public first in the search_path:
+-- a claim, an extension, the same from another process (forked), idle, and
+-- the claim again, taken back
+SET search_path = pg_temp, public, pg_catalog;
+SELECT a.status, a.worker_id, a.version
+FROM snowflake_registry.claim(5, 31, '1288834974657/41/5/5/12', pg_temp.u(65),
+	pg_temp.u(65), 666, 'mallory', 5432, '/srv/mallory') a;
+SELECT a.status, a.worker_id, a.version
+FROM snowflake_registry.extend(5, 0, pg_temp.u(65), 1, pg_temp.u(65),
+	pg_temp.u(66)) a;
+SELECT a.status, a.worker_id, a.version
+FROM snowflake_registry.extend(5, 0, pg_temp.u(65), 1, pg_temp.u(65),
+	pg_temp.u(67)) a;
+SELECT snowflake_registry.idle(5, 0, pg_temp.u(65), 1, pg_temp.u(66), NULL,
+	'2024-01-01 00:00:00+00');
+SELECT a.status, a.worker_id, a.version
+FROM snowflake_registry.claim(5, 31, '1288834974657/41/5/5/12', pg_temp.u(66),
+	pg_temp.u(68), 666, 'mallory', 5432, '/srv/mallory') a;
+RESET search_path;
+RESET SESSION AUTHORIZATION;
+-- the victims' calls run no overload either: another server's claim and
+-- extension, and the operators' functions; the operator frees both claims,
+-- and mallory confirms
+SET SESSION AUTHORIZATION server_paris_9;
+SELECT * FROM pg_temp.claim(5, 91, 91);
+SELECT * FROM pg_temp.extend(5, 1, 91, 1, 91, 92);
+RESET SESSION AUTHORIZATION;
+SET ROLE snowflake_operator;
+SET client_min_messages = warning;
+SELECT snowflake_registry.release(5, 0) IS NOT NULL AS released;
+SELECT snowflake_registry.release(5, 1) IS NOT NULL AS released;
+RESET client_min_messages;
+SELECT snowflake_registry.allow('server_paris_9', 1);
+SELECT * FROM snowflake_registry.configure();
+RESET ROLE;
+SET SESSION AUTHORIZATION mallory;
+SELECT status, worker_id, version FROM pg_temp.extend(5, 0, 66, 2, 68, 69);
+SELECT pg_temp.idle(5, 0, 66, 2, 68);
+RESET SESSION AUTHORIZATION;
+SELECT worker_id, owner, state, confirmed FROM pg_temp.status(5);
+-- no overload ran, and the login is no superuser
+SELECT count(*) AS overloads_ran FROM public.overload_ran;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory';
+SET SESSION AUTHORIZATION mallory;
+DROP VIEW public.snowflake_claims;
+DROP TABLE pg_temp.claims, pg_temp.settings;
+RESET SESSION AUTHORIZATION;
+
+--
+-- Finding 6: a login neither reads nor acts on another login's claim.
+-- server_paris_10 holds worker 0 of datacenter 6; mallory names it every
+-- way it can: its pair, its preferred id, its system, host and data
+-- directory, and even its token, version and nonce (which it could not
+-- know: no answer and no view shows them).
+--
+SET SESSION AUTHORIZATION server_paris_10;
+SELECT * FROM pg_temp.claim(6, 101, 101, max_worker => 1);
+RESET SESSION AUTHORIZATION;
+CREATE TEMP TABLE victim_before AS
+SELECT * FROM snowflake_registry.claims WHERE datacenter_id = 6 AND worker_id = 0;
+SET SESSION AUTHORIZATION mallory;
+BEGIN;
+-- a claim under the victim's system, host and data directory, with the
+-- victim's id alone in its layout: full, and nothing else
+SELECT a.*
+FROM snowflake_registry.claim(6, 0, '1288834974657/41/5/5/12', pg_temp.u(98),
+	pg_temp.u(98), 110, 'server_paris_10', 5432, '/srv/server_paris_10', 0) a;
+-- the same with two ids, asking for the victim's: the other id, and not a
+-- word about the victim
+SELECT a.status, a.worker_id, a.version, a.holder
+FROM snowflake_registry.claim(6, 1, '1288834974657/41/5/5/12', pg_temp.u(99),
+	pg_temp.u(99), 110, 'server_paris_10', 5432, '/srv/server_paris_10', 0) a;
+-- extend and idle with the victim's very token, version and nonce: moved,
+-- with nothing but the worker id; false
+SELECT a.*
+FROM snowflake_registry.extend(6, 0, pg_temp.u(101), 1, pg_temp.u(101),
+	pg_temp.u(97)) a;
+SELECT snowflake_registry.idle(6, 0, pg_temp.u(101), 1, pg_temp.u(101), NULL,
+	'2024-01-01 00:00:00+00');
+-- in the same transaction, still open: the victim's row is not locked by
+-- it (a lock would block the victim's extensions until it ends)
+RESET SESSION AUTHORIZATION;
+SELECT xmax = pg_current_xact_id()::xid AS victim_row_locked
+FROM snowflake_registry.claims WHERE datacenter_id = 6 AND worker_id = 0;
+COMMIT;
+-- the victim's row is as it was, and its extension succeeds
+SELECT c::text = b::text AS victim_unchanged
+FROM snowflake_registry.claims c, victim_before b
+WHERE c.datacenter_id = 6 AND c.worker_id = 0;
+SET SESSION AUTHORIZATION server_paris_10;
+SELECT * FROM pg_temp.extend(6, 0, 101, 1, 101, 102);
+-- and nothing to read: not the view, not a table
+SET SESSION AUTHORIZATION mallory;
+SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
+FROM (VALUES ('SELECT * FROM snowflake_registry.status'),
+	('SELECT * FROM snowflake_registry.claims'),
+	('SELECT host FROM snowflake_registry.claims'),
+	('SELECT * FROM snowflake_registry.settings'),
+	('UPDATE snowflake_registry.claims SET owner = session_user'),
+	('DELETE FROM snowflake_registry.claims'),
+	('SELECT snowflake_registry.holder(NULL)'),
+	('SELECT snowflake_registry.take(NULL, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)'),
+	('SELECT snowflake_registry.legacy_refresh(NULL)')) v(q);
+RESET SESSION AUTHORIZATION;
+
+--
+-- Finding 7: no input takes a promise beyond the registry's clock plus the
+-- lease.  mallory's own claim of datacenter 6 (worker 1): idle with a
+-- newest ID far in the future keeps the promise where it was; a new start
+-- takes it within the lease
+--
+SELECT pg_temp.promise_of(6, 1) AS promise_before \gset
+SET SESSION AUTHORIZATION mallory;
+SELECT pg_temp.idle(6, 1, 99, 1, 99, clock_timestamp() + interval '360 days');
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(6, 1) = :'promise_before' AS promise_kept;
+SET SESSION AUTHORIZATION mallory;
+SELECT * FROM pg_temp.claim(6, 600, 600, max_worker => 1);
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(6, 1) AS promise_before \gset
+SET SESSION AUTHORIZATION mallory;
+SELECT pg_temp.idle(6, 1, 600, 2, 600, 'infinity');
+RESET SESSION AUTHORIZATION;
+SELECT pg_temp.promise_of(6, 1) = :'promise_before' AS promise_kept;
+SET SESSION AUTHORIZATION mallory;
+SELECT * FROM pg_temp.claim(6, 601, 601, max_worker => 1);
+SELECT * FROM pg_temp.extend(6, 1, 601, 3, 601, 602);
+RESET SESSION AUTHORIZATION;
+-- no promise of any claim lies beyond the clock plus the lease
+SELECT count(*) AS beyond_lease FROM snowflake_registry.claims
+WHERE promise > clock_timestamp() + (SELECT lease FROM snowflake_registry.settings);
+-- and no floor is lost: not even the owner may delete a claim
+DELETE FROM snowflake_registry.claims WHERE datacenter_id = 6;
+TRUNCATE snowflake_registry.claims;
+
+--
+-- Finding 8: one claim per login (idle ones count too), every input
+-- bounded, and only operators change anything
+--
+
+-- mallory holds worker 1 of datacenter 6, live: another start of it is
+-- refused, and it gets no second id, there or in any datacenter; nor once
+-- its claim is idle (an idle claim counts until others may take it), so
+-- no login fills a datacenter with idle claims
+SET SESSION AUTHORIZATION mallory;
+SELECT * FROM pg_temp.claim(6, 603, 603, preferred => 0);
+SELECT * FROM pg_temp.claim(6, 604, 604, max_worker => 0);
+SELECT * FROM pg_temp.claim(7, 604, 604);
+SELECT pg_temp.idle(6, 1, 601, 3, 602);
+SELECT * FROM pg_temp.claim(7, 605, 605);
+SELECT * FROM pg_temp.claim(7, 606, 606, preferred => 31, max_worker => 31);
+-- bounds
+SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
+FROM (VALUES
+	('SELECT snowflake_registry.claim(2147483647, 31, ''1288834974657/41/5/5/12'', pg_temp.u(1), pg_temp.u(1))'),
+	('SELECT snowflake_registry.claim(1073741824, 31, ''1288834974657/41/5/5/12'', pg_temp.u(1), pg_temp.u(1))'),
+	('SELECT snowflake_registry.claim(-1, 31, ''1288834974657/41/5/5/12'', pg_temp.u(1), pg_temp.u(1))'),
+	('SELECT snowflake_registry.claim(7, 2147483647, ''1288834974657/41/5/5/12'', pg_temp.u(1), pg_temp.u(1))'),
+	('SELECT snowflake_registry.claim(7, 31, ''a layout'', pg_temp.u(1), pg_temp.u(1))'),
+	('SELECT snowflake_registry.claim(7, 31, ''1288834974657/41/5/5/12'', NULL, pg_temp.u(1))'),
+	('SELECT snowflake_registry.claim(7, 31, ''1288834974657/41/5/5/12'', pg_temp.u(1), NULL)'),
+	('SELECT snowflake_registry.claim(7, 31, ''1288834974657/41/5/5/12'', pg_temp.u(1), pg_temp.u(1), 1, repeat(''h'', 256))'),
+	('SELECT snowflake_registry.claim(7, 31, ''1288834974657/41/5/5/12'', pg_temp.u(1), pg_temp.u(1), 1, ''h'', 65536)'),
+	('SELECT snowflake_registry.claim(7, 31, ''1288834974657/41/5/5/12'', pg_temp.u(1), pg_temp.u(1), 1, ''h'', 1, repeat(''d'', 32 * 1024 * 1024))'),
+	('SELECT snowflake_registry.extend(6, 1, pg_temp.u(601), NULL, pg_temp.u(602), pg_temp.u(603))'),
+	('SELECT snowflake_registry.extend(6, NULL, pg_temp.u(601), 3, pg_temp.u(602), pg_temp.u(603))')) v(q);
+-- none of the operators' functions
+SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
+FROM (VALUES ('SELECT snowflake_registry.configure(lease => ''1 h'')'),
+	('SELECT snowflake_registry.allow(''mallory'', 32)'),
+	('SELECT snowflake_registry.release(6, 0)'),
+	('SELECT snowflake_registry.reassign(6, 0, ''mallory'')'),
+	('SELECT * FROM snowflake_registry.status')) v(q);
+RESET SESSION AUTHORIZATION;
+-- and even an operator cannot set absurd bounds
+SET ROLE snowflake_operator;
+SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
+FROM (VALUES ('SELECT snowflake_registry.configure(lease => ''1000 years'')'),
+	('SELECT snowflake_registry.configure(lease => ''0 s'')'),
+	('SELECT snowflake_registry.configure(reclaim_after => ''1000 years'')'),
+	('SELECT snowflake_registry.configure(reclaim_after => ''-1 s'')'),
+	('SELECT snowflake_registry.allow(''mallory'', 1025)'),
+	('SELECT snowflake_registry.allow(''mallory'', 0)')) v(q);
+SELECT * FROM snowflake_registry.configure();
 RESET ROLE;
 
--- invalid claims
-SELECT * FROM pg_temp.claim(-1, 101, pg_temp.tok(9));
-SELECT * FROM pg_temp.claim(3, 101, pg_temp.tok(9), max_worker => -1);
-SELECT * FROM pg_temp.claim(3, 101, NULL);
-SELECT * FROM pg_temp.check_in(3, 0, NULL);
-\set VERBOSITY default
+--
+-- Finding 9: there is no advisory lock to take, and no role but the owner
+-- may lock the registry's rows or tables
+--
+SELECT count(*) AS functions_taking_advisory_locks FROM pg_proc
+WHERE pronamespace = 'snowflake_registry'::regnamespace
+  AND prosrc ~* 'advisory';
+SET SESSION AUTHORIZATION mallory;
+BEGIN;
+SELECT status, worker_id FROM pg_temp.claim(6, 607, 607, max_worker => 1);
+SELECT count(*) AS advisory_locks_held FROM pg_locks
+WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+COMMIT;
+SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
+FROM (VALUES ('SELECT FROM snowflake_registry.claims FOR UPDATE'),
+	('SELECT FROM snowflake_registry.datacenters FOR UPDATE'),
+	('SELECT FROM snowflake_registry.settings FOR UPDATE'),
+	('SELECT FROM snowflake_registry.logins FOR KEY SHARE'),
+	('SELECT FROM snowflake_registry.status FOR UPDATE'),
+	('LOCK TABLE snowflake_registry.claims IN ACCESS SHARE MODE'),
+	('LOCK TABLE snowflake_registry.datacenters')) v(q);
+RESET SESSION AUTHORIZATION;
 
--- a fleet that sets pairs by hand: origins c and b share datacenter 1,
--- worker 2; a has its own pair
+--
+-- Epochs: a registry that went back in time.  The epoch key is set to
+-- another value, as a restore, PITR, a failover or a restart would change
+-- it; the next call starts a new epoch, whose floor lies at least the lease
+-- plus the margin ahead of the registry's clock
+--
+SELECT epoch AS epoch_before FROM snowflake_registry.settings \gset
+-- the key depends on nothing a caller sets: other settings start no epoch
+SET SESSION AUTHORIZATION server_paris_10;
+SET TimeZone = 'Asia/Tokyo';
+SET DateStyle = 'German';
+SET extra_float_digits = -15;
+SELECT status FROM pg_temp.extend(6, 0, 101, 1, 102, 103);
+RESET TimeZone;
+RESET DateStyle;
+RESET extra_float_digits;
+RESET SESSION AUTHORIZATION;
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+SELECT epoch = :epoch_before AS same_epoch FROM snowflake_registry.settings;
+
+UPDATE snowflake_registry.settings SET epoch_key = 'another';
+SELECT clock_timestamp() AS before_epoch \gset
+-- the holder's next extension is a new grant: regranted, a new version,
+-- a floor at or above the epoch's (its promise starts there too)
+SET SESSION AUTHORIZATION server_paris_10;
+SELECT status, worker_id, version FROM pg_temp.extend(6, 0, 101, 1, 103, 104);
+RESET SESSION AUTHORIZATION;
+SELECT epoch = :epoch_before + 1 AS new_epoch,
+	epoch_floor >= :'before_epoch'::timestamptz + lease + margin AS floor_ahead,
+	epoch_floor <= clock_timestamp() + lease + margin AS floor_not_further
+FROM snowflake_registry.settings;
+SELECT epoch_floor AS epoch_floor FROM snowflake_registry.settings \gset
+SELECT (pg_temp.last()).floor >= :'epoch_floor' AS floor_above_epoch,
+	(pg_temp.last()).promise >= (pg_temp.last()).floor AS promise_from_floor;
+-- the same call again (its answer was lost): answered again
+SET SESSION AUTHORIZATION server_paris_10;
+SELECT status, worker_id, version FROM pg_temp.extend(6, 0, 101, 1, 103, 104);
+-- the next extension, in the same epoch, is an extension again; the old
+-- version is moved
+SELECT status, worker_id, version FROM pg_temp.extend(6, 0, 101, 2, 104, 105);
+SELECT status, worker_id, version FROM pg_temp.extend(6, 0, 101, 1, 105, 106);
+RESET SESSION AUTHORIZATION;
+-- a new grant in the new epoch starts above its floor too
+SET SESSION AUTHORIZATION server_paris_11;
+SELECT status, worker_id, version FROM pg_temp.claim(8, 111, 111);
+RESET SESSION AUTHORIZATION;
+SELECT (pg_temp.last()).floor >= :'epoch_floor' AS floor_above_epoch;
+-- one epoch: the next calls see the same
+SELECT epoch = :epoch_before + 1 AS same_epoch FROM snowflake_registry.settings;
+
+--
+-- Every registry function commits with synchronous_commit on, whatever the
+-- caller set: the server's and the operator's logins have it off
+--
+CREATE ROLE operator_paris LOGIN IN ROLE snowflake_operator;
+ALTER ROLE server_paris_12 SET synchronous_commit = off;
+ALTER ROLE operator_paris SET synchronous_commit = off;
+\c - server_paris_12
+SHOW synchronous_commit;
+BEGIN;
+SELECT (a).status, (a).worker_id
+FROM (SELECT snowflake_registry.claim(9, 31, '1288834974657/41/5/5/12',
+	'00000000-0000-0000-0000-000000000031', '00000000-0000-0000-0000-000000000031') a) c;
+SHOW synchronous_commit;
+COMMIT;
+BEGIN;
+SELECT (a).status
+FROM (SELECT snowflake_registry.extend(9, 0, '00000000-0000-0000-0000-000000000031', 1,
+	'00000000-0000-0000-0000-000000000031', '00000000-0000-0000-0000-000000000032') a) e;
+SHOW synchronous_commit;
+COMMIT;
+BEGIN;
+SELECT snowflake_registry.idle(9, 0, '00000000-0000-0000-0000-000000000031', 1,
+	'00000000-0000-0000-0000-000000000032');
+SHOW synchronous_commit;
+COMMIT;
+\c - operator_paris
+SHOW synchronous_commit;
+SET client_min_messages = warning;
+BEGIN;
+SELECT snowflake_registry.release(9, 0) IS NOT NULL AS released;
+SHOW synchronous_commit;
+COMMIT;
+BEGIN;
+SELECT snowflake_registry.reassign(9, 0, 'server_paris_12') IS NOT NULL AS reassigned;
+SHOW synchronous_commit;
+COMMIT;
+RESET client_min_messages;
+BEGIN;
+SELECT snowflake_registry.allow('server_paris_12', 1);
+SHOW synchronous_commit;
+COMMIT;
+BEGIN;
+SELECT lease IS NOT NULL AS configured FROM snowflake_registry.configure();
+SHOW synchronous_commit;
+COMMIT;
+\c - :regress_super
+
+--
+-- Upgrading a live 1.3 registry, in a database of its own
+--
+CREATE DATABASE regression_registry_13;
+\c regression_registry_13
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+SET IntervalStyle = 'postgres';
+CREATE EXTENSION snowflake VERSION '1.3';
+-- 1.3 servers claim in datacenter 0, through 1.3's functions: system 1301
+-- shuts down cleanly; 1302 runs; 1303 is released by an operator and
+-- confirms; 1304 has not checked in for two days; 1305 runs
+CREATE FUNCTION pg_temp.claim_13(sysid bigint, token integer)
+RETURNS TABLE (status text, worker_id integer)
+LANGUAGE sql AS $$
+	SELECT a.status, a.worker_id
+	FROM snowflake_registry_claim(0, sysid, 1, lpad(token::text, 32, '0')::uuid,
+		'host', 5432, '/data', interval '10 s', interval '1 day', 31) a
+$$;
+SELECT * FROM pg_temp.claim_13(1301, 1);
+SELECT * FROM pg_temp.claim_13(1302, 2);
+SELECT * FROM pg_temp.claim_13(1303, 3);
+SELECT * FROM pg_temp.claim_13(1304, 4);
+SELECT * FROM pg_temp.claim_13(1305, 5);
+SELECT snowflake_registry_idle(0, 0, lpad('1', 32, '0')::uuid,
+	clock_timestamp() - interval '1 min');
+SET client_min_messages = warning;
+SELECT snowflake_registry_release(0, 2) IS NOT NULL AS released;
+RESET client_min_messages;
+SELECT snowflake_registry_idle(0, 2, lpad('3', 32, '0')::uuid,
+	clock_timestamp() - interval '1 min');
+UPDATE snowflake_claims SET checked_in_at = checked_in_at - interval '2 days'
+WHERE worker_id = 3;
+SELECT worker_id, system_identifier, state, released_confirmed
+FROM snowflake_registry_status ORDER BY 1;
+
+-- updating snowflake to 1.4 would drop these claims: refused (without the
+-- context, which names the script's lines on PostgreSQL 18)
+\set SHOW_CONTEXT never
+ALTER EXTENSION snowflake UPDATE;
+\set SHOW_CONTEXT errors
+
+-- the registry extension takes them in as claims of 1.3 servers, with no
+-- login; the 1.3 table keeps them
+CREATE EXTENSION snowflake_registry;
+GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_worker;
+GRANT EXECUTE ON FUNCTION snowflake_registry.claim, snowflake_registry.extend,
+    snowflake_registry.idle TO snowflake_worker;
+GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_operator;
+GRANT SELECT ON snowflake_registry.status TO snowflake_operator;
+GRANT EXECUTE ON FUNCTION snowflake_registry.release, snowflake_registry.reassign,
+    snowflake_registry.allow, snowflake_registry.configure TO snowflake_operator;
+CREATE FUNCTION pg_temp.status()
+RETURNS TABLE (worker_id integer, owner name, state text, confirmed boolean,
+	version bigint, system_identifier bigint)
+LANGUAGE sql AS $$
+	SELECT s.worker_id, s.owner, s.state, s.confirmed, s.version,
+		s.system_identifier
+	FROM snowflake_registry.status s WHERE s.datacenter_id = 0
+	ORDER BY s.worker_id
+$$;
+SELECT * FROM pg_temp.status();
+SELECT c.worker_id, c.promise = GREATEST(coalesce(o.issued_until,
+	o.checked_in_at + o.takeover_delay), o.taken_above) AS promise_is_13s
+FROM snowflake_registry.claims c
+JOIN snowflake_claims o USING (datacenter_id, worker_id)
+ORDER BY 1;
+
+-- 1.4 claims, as the servers' logins do, for worker ids 0 to 3 (max_worker
+-- 3: none of them was never claimed).  The first call starts the first
+-- epoch, a lease and a margin ahead: these grants lie above it too.
+CREATE FUNCTION pg_temp.claim_14(token integer, sysid bigint)
+RETURNS TABLE (status text, worker_id integer, version bigint, holder text)
+LANGUAGE sql AS $$
+	SELECT a.status, a.worker_id, a.version,
+		split_part(a.holder, ', holding it since', 1)
+	FROM snowflake_registry.claim(0, 3, '1288834974657/41/5/5/12',
+		lpad(token::text, 32, '0')::uuid, lpad(token::text, 32, '0')::uuid,
+		sysid, session_user::text, 5432, '/srv/' || session_user) a
+$$;
+-- a new server gets the claim whose release its holder confirmed, above its
+-- 1.3 promise and above the registry's clock (a 1.3 holder was never
+-- stopped by its promise); the 1.3 table marks it held for good, so that no
+-- 1.3 server takes it (mirror)
+SELECT promise AS promise_13, clock_timestamp() AS before_claim
+FROM snowflake_registry.claims WHERE worker_id = 2 \gset
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT * FROM pg_temp.claim_14(21, 102);
+RESET SESSION AUTHORIZATION;
+SELECT floor >= :'promise_13' AS above_13_promise,
+	floor >= :'before_claim' AS above_clock
+FROM snowflake_registry.claims WHERE worker_id = 2;
+SELECT worker_id, system_identifier, token IS NULL AS no_token,
+	checked_in_at = 'infinity' AS held_for_good, idle, released,
+	issued_until = '9999-12-31 00:00:00+00' AS issued_until_end_of_time
+FROM snowflake_claims WHERE worker_id = 2;
+-- another new server gets the claim silent for longer than its 1.3 reclaim
+-- lease
+SET SESSION AUTHORIZATION server_paris_3;
+SELECT * FROM pg_temp.claim_14(31, 103);
+-- a third finds none: system 1301's is idle, but only its own next start
+-- takes it at once; 1302's is held
+SET SESSION AUTHORIZATION mallory;
+SELECT * FROM pg_temp.claim_14(61, 666);
+-- a 1.3 server finds none either, not even the ids held by 1.4 servers
+RESET SESSION AUTHORIZATION;
+SELECT a.status, a.worker_id
+FROM snowflake_registry_claim(0, 1306, 1, lpad('6', 32, '0')::uuid, 'host',
+	5432, '/data', interval '10 s', interval '1 day', 3) a;
+-- system 1301 restarted with 1.4, as server_paris_1: it takes its claim
+-- back at once (its clean shutdown), above its newest ID
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT * FROM pg_temp.claim_14(11, 1301);
+-- system 1302 restarted with 1.4 while its 1.3 start still runs: refused
+-- by the 1.3 rules, even with its 1.3 promise passed ...
+RESET SESSION AUTHORIZATION;
+UPDATE snowflake_claims SET issued_until = clock_timestamp() - interval '1 min'
+WHERE worker_id = 1;
+UPDATE snowflake_registry.claims SET promise = clock_timestamp() - interval '1 min'
+WHERE worker_id = 1;
+SET SESSION AUTHORIZATION server_paris_4;
+SELECT * FROM pg_temp.claim_14(41, 1302);
+RESET SESSION AUTHORIZATION;
+SELECT worker_id, state FROM pg_temp.status() WHERE worker_id = 1;
+-- ... until its 1.3 start shuts down cleanly
+SELECT snowflake_registry_idle(0, 1, lpad('2', 32, '0')::uuid,
+	clock_timestamp() - interval '2 min');
+SET SESSION AUTHORIZATION server_paris_4;
+SELECT * FROM pg_temp.claim_14(41, 1302);
+RESET SESSION AUTHORIZATION;
+SELECT * FROM pg_temp.status();
+-- an operator releases system 1305's claim on the 1.4 registry: the 1.3
+-- server learns it at its next check-in, through the 1.3 table, stops and
+-- confirms; then a release says it is free (the time the first one names
+-- is hidden)
+SET ROLE snowflake_operator;
+SET client_min_messages = warning;
+SELECT snowflake_registry.release(0, 4) IS NOT NULL AS released;
+RESET client_min_messages;
+RESET ROLE;
+SELECT a.status, a.worker_id
+FROM snowflake_registry_check_in(0, 4, lpad('5', 32, '0')::uuid) a;
+SELECT snowflake_registry_idle(0, 4, lpad('5', 32, '0')::uuid,
+	clock_timestamp() - interval '1 min');
+SET ROLE snowflake_operator;
+SELECT snowflake_registry.release(0, 4) <= clock_timestamp() AS free_now;
+SELECT * FROM pg_temp.status() WHERE worker_id = 4;
+RESET ROLE;
+-- the 1.3 table shows every pair held for good by 1.4 servers
+SELECT worker_id, checked_in_at = 'infinity' AS held_for_good, released
+FROM snowflake_claims ORDER BY 1;
+
+-- every server runs 1.4: the update goes through and drops 1.3's registry
+ALTER EXTENSION snowflake UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT to_regclass('public.snowflake_claims') AS claims_13,
+	(SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake\_registry\_%')
+		AS functions_13;
+SELECT * FROM pg_temp.status();
+\c :regress_db
+DROP DATABASE regression_registry_13;
+
+--
+-- A fleet that sets pairs by hand: snowflake_shared_pairs on a hub (the
+-- snowflake extension, no preload) finds the pairs that more than one
+-- origin used; origins c and b share datacenter 1, worker 2; a has its own
+--
 CREATE TABLE merged (id bigint PRIMARY KEY, origin text NOT NULL);
 INSERT INTO merged VALUES
 	((1000::bigint << 22) | (1 << 17) | (1 << 12), 'a'),
@@ -427,85 +1053,17 @@ CREATE VIEW merged_by_table AS
 	UNION ALL SELECT 'from_b', event_id FROM from_b;
 SELECT * FROM snowflake_shared_pairs('merged_by_table', 'origin', 'event_id');
 SELECT * FROM snowflake_shared_pairs('merged', 'no_such_column');
-
 DROP VIEW merged_by_table;
 DROP TABLE merged, from_a, from_b;
+
+DROP OWNED BY snowflake_worker, server_paris_1, server_paris_2,
+	server_paris_3, server_paris_4, server_paris_5, server_paris_6,
+	server_paris_7, server_paris_8, server_paris_9, server_paris_10,
+	server_paris_11, server_paris_12, mallory, snowflake_operator,
+	operator_paris;
 DROP EXTENSION snowflake;
-
-DROP OWNED BY regress_snowflake_worker, regress_snowflake_operator,
-	regress_snowflake_nobody;
-DROP ROLE regress_snowflake_worker, regress_snowflake_operator,
-	regress_snowflake_nobody;
-
--- an upgrade from 1.0 gives the same objects as a new install of the
--- default version
-CREATE EXTENSION snowflake VERSION '1.0';
-ALTER EXTENSION snowflake UPDATE;
-SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
-(SELECT * FROM pg_temp.extension_objects() EXCEPT SELECT * FROM installed)
-UNION ALL
-(SELECT * FROM installed EXCEPT SELECT * FROM pg_temp.extension_objects());
-DROP EXTENSION snowflake;
-
---
--- Upgrading a live registry from 1.1 keeps its claims
---
-CREATE EXTENSION snowflake VERSION '1.1';
--- two servers claim with 1.1's call (11 arguments); one checks in
-SELECT a.status, a.worker_id, a.system_identifier
-FROM snowflake_registry_claim(3, 401, 1, pg_temp.tok(41), 'host', 5432,
-	'/data', interval '10 s', interval '1 day', 31) a;
-SELECT a.status, a.worker_id, a.system_identifier
-FROM snowflake_registry_claim(3, 402, 1, pg_temp.tok(42), 'host', 5432,
-	'/data', interval '10 s', interval '1 day', 31) a;
-SELECT a.status, a.worker_id
-FROM snowflake_registry_check_in(3, 0, pg_temp.tok(41)) a;
-CREATE TEMP TABLE before_update AS SELECT * FROM snowflake_claims;
--- the servers' role as 1.1 told operators to set it up
-CREATE ROLE regress_snowflake_worker_1_1;
-GRANT SELECT, INSERT, UPDATE, DELETE ON snowflake_claims
-	TO regress_snowflake_worker_1_1;
-
-ALTER EXTENSION snowflake UPDATE;
--- it may go on claiming and checking in, now through the functions alone
-SELECT p.proname,
-	has_function_privilege('regress_snowflake_worker_1_1', p.oid, 'EXECUTE')
-		AS may_execute
-FROM pg_proc p
-WHERE p.proname IN ('snowflake_registry_claim', 'snowflake_registry_check_in',
-	'snowflake_registry_idle', 'snowflake_registry_release')
-ORDER BY 1;
-SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
--- every row is there, unchanged, with the new columns at their defaults
-SELECT count(*) AS rows,
-	count(*) FILTER (WHERE c.token = b.token AND c.claimed_at = b.claimed_at
-		AND c.checked_in_at = b.checked_in_at AND NOT c.idle) AS unchanged
-FROM before_update b
-JOIN snowflake_claims c USING (datacenter_id, worker_id, system_identifier);
-SELECT worker_id, system_identifier, version, issued_until, require_check_in,
-	reclaim_lease, released, reassigned_to, contested_version
-FROM snowflake_claims ORDER BY 1;
--- the holder checks in as a 1.1 server does (three arguments): held
-SELECT a.status, a.worker_id, a.system_identifier, a.version
-FROM snowflake_registry_check_in(3, 0, pg_temp.tok(41)) a;
--- a claim of 1.2 by the same start renews it
-SELECT * FROM pg_temp.claim(3, 401, pg_temp.tok(41));
--- a new start of the same server is refused while the holder checks in
-SELECT * FROM pg_temp.claim(3, 401, pg_temp.tok(43));
-SELECT * FROM pg_temp.check_in(3, 0, pg_temp.tok(41));
-SELECT * FROM pg_temp.claim(3, 401, pg_temp.tok(43), expected_worker => 0,
-	expected_version => 3);
--- a takeover of a row of 1.1 (no issued_until) starts above its last
--- check-in plus its takeover delay
-SELECT * FROM pg_temp.claim(3, 402, pg_temp.tok(44));
-SELECT pg_temp.contested_long_ago(3, 1);
-SELECT a.status, a.worker_id, a.version,
-	a.floor = b.checked_in_at + interval '10 s' AS floor_is_check_in_plus_delay
-FROM pg_temp.claim(3, 402, pg_temp.tok(44), expected_worker => 1,
-	expected_version => 0) a,
-	before_update b
-WHERE b.worker_id = 1;
-SELECT a.status, a.worker_id, a.system_identifier
-FROM snowflake_registry_check_in(3, 1, pg_temp.tok(42)) a;
-DROP EXTENSION snowflake;
-DROP ROLE regress_snowflake_worker_1_1;
+DROP EXTENSION snowflake_registry;
+DROP ROLE snowflake_worker, server_paris_1, server_paris_2, server_paris_3,
+	server_paris_4, server_paris_5, server_paris_6, server_paris_7,
+	server_paris_8, server_paris_9, server_paris_10, server_paris_11,
+	server_paris_12, mallory, snowflake_operator, operator_paris;
