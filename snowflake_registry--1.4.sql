@@ -591,8 +591,12 @@ BEGIN
 
 	-- a new claim: one at a time in a datacenter, within this login's
 	-- allowance (only here: another login never delays a server that takes
-	-- its own claim back, nor its extensions)
-	INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
+	-- its own claim back, nor its extensions).  A login at its limit adds
+	-- no datacenter: naming every id would fill the table.
+	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.<)
+	   snowflake_registry.allowance(SESSION_USER) THEN
+		INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
+	END IF;
 	PERFORM FROM snowflake_registry.datacenters d
 	WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
 	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)

@@ -712,6 +712,22 @@ SELECT * FROM pg_temp.claim(7, 604, 604);
 SELECT pg_temp.idle(6, 1, 601, 3, 602);
 SELECT * FROM pg_temp.claim(7, 605, 605);
 SELECT * FROM pg_temp.claim(7, 606, 606, preferred => 31, max_worker => 31);
+-- a login at its limit leaves nothing behind: naming a hundred datacenters
+-- it never used adds no row to the registry
+RESET SESSION AUTHORIZATION;
+SELECT (SELECT count(*) FROM snowflake_registry.datacenters) AS datacenters,
+	(SELECT count(*) FROM snowflake_registry.claims) AS claims \gset
+SET SESSION AUTHORIZATION mallory;
+SELECT a.status, count(*)
+FROM generate_series(100, 199) dc,
+	snowflake_registry.claim(dc, 31, '1288834974657/41/5/5/12', pg_temp.u(dc),
+		pg_temp.u(dc)) a
+GROUP BY 1;
+RESET SESSION AUTHORIZATION;
+SELECT (SELECT count(*) FROM snowflake_registry.datacenters) - :datacenters
+		AS datacenters_added,
+	(SELECT count(*) FROM snowflake_registry.claims) - :claims AS claims_added;
+SET SESSION AUTHORIZATION mallory;
 -- bounds
 SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
 FROM (VALUES
