@@ -3,9 +3,9 @@
 -- then to 1.3 and to the default version (1.4), gives the same objects as a fresh CREATE
 -- EXTENSION of the default version: every function with its definition
 -- (arguments, result, volatility, STRICT, PARALLEL, support function,
--- SECURITY DEFINER, search_path) and privileges, every view with its query
--- and privileges, the claims table's columns and privileges, and the
--- registry answer's attributes, compared in the catalogs of two databases.
+-- SECURITY DEFINER, search_path) and privileges, and every view with its
+-- query and privileges (and any table's columns and composite type's
+-- attributes), compared in the catalogs of two databases.
 --
 \set regress_db :DBNAME
 

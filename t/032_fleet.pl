@@ -1,12 +1,14 @@
 
 # Copyright (c) 2026, the snowflake authors
 
-# A fleet merges without conflicts: three primaries claim their worker ids
-# from one registry, each inserts 100,000 rows from 4 clients at once, and a
-# hub subscribes to all three through logical replication into one table
-# with the same primary key.  All rows arrive, no subscription hits a key
-# conflict, the IDs carry exactly the three claimed pairs, and each client's
-# IDs increase in its insert order.
+# A fleet merges without conflicts: three primaries, each connected as a
+# login of its own, claim their worker ids from one registry, each inserts
+# 100,000 rows from 4 clients at once while extending its claim's promise,
+# and a hub subscribes to all three through logical replication into one
+# table with the same primary key.  All rows arrive, no subscription hits a
+# key conflict, the IDs carry exactly the three claimed pairs, the registry
+# records each pair as its origin's login's, held by the same start
+# throughout, and each client's IDs increase in its insert order.
 
 use strict;
 use warnings;
@@ -23,7 +25,19 @@ my $rows_per_insert  = 50;
 my $inserts_per_client = 500;
 my $rows_per_origin  = $clients * $rows_per_insert * $inserts_per_client;
 
-my $registry = snowflake_registry('registry');
+# A lease of 10 s: a registry worker held up for a moment by the load
+# costs no ID (a promise that ran out would refuse the clients' inserts).
+my $registry = snowflake_registry('registry', lease => '10 s');
+
+# each claim of the registry: "login=datacenter|worker version state"
+sub claims
+{
+	return $registry->safe_psql(
+		'postgres', q{
+SELECT string_agg(owner || '=' || datacenter_id || '|' || worker_id || ' '
+				  || version || ' ' || state, ', ' ORDER BY owner)
+FROM snowflake_registry.status});
+}
 
 my @origins = qw(origin1 origin2 origin3);
 my %pair_of;
@@ -82,6 +96,10 @@ $hub->poll_query_until('postgres',
 	"SELECT count(*) = 0 FROM pg_subscription_rel WHERE srsubstate NOT IN ('r', 's')"
 ) or die 'the subscriptions did not finish their initial sync';
 
+is( claims(),
+	join(', ', map { "$_=$pair_of{$_} 1 held" } @origins),
+	'the registry records each pair as held by its origin\'s login, in the first version');
+
 # 4 clients a primary, all three primaries at once
 my @runs;
 foreach my $node (@primaries)
@@ -112,6 +130,10 @@ foreach my $run (@runs)
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM events'),
 		$rows_per_origin, $node->name . " has its $rows_per_origin rows");
 }
+
+is( claims(),
+	join(', ', map { "$_=$pair_of{$_} 1 held" } @origins),
+	'no claim changed holder during the inserts');
 
 $_->wait_for_catchup('sub_' . $_->name) foreach @primaries;
 

@@ -1,12 +1,15 @@
 
 # Copyright (c) 2026, the snowflake authors
 
-# Steps of the registry's clock move no claim (issue 14, finding 8): with
-# the registry's clock stepped 30 s forward, then back, a running original
-# keeps its claim and a copy waiting for it never gets it; once the original
-# is gone, the copy takes the claim over after the takeover delay, as it
-# would with a true clock.  1.1 compared the registry's timestamps, and gave
-# the claim to the copy within a check-in interval of the step.
+# A forward step of the registry's clock (issue 23, finding 3): datacenter
+# 3 has one worker id free, which server A holds; A is cut off from the
+# registry; the registry's clock steps 180 s forward (libfaketime, live),
+# past A's promise plus the reclaim period of a minute.  Server B, of
+# another login, may then take the worker id, and does; but A issues no ID
+# past the promise the registry recorded for it, and B issues none at or
+# below that promise, so the IDs of the two never repeat or interleave,
+# whatever the registry's clock says.  1.3 timed its reclaim lease on the
+# registry's clock alone, and B generated 130,350 IDs identical to A's.
 
 use strict;
 use warnings;
@@ -17,62 +20,63 @@ use SnowflakeTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
 
 skip_without_libfaketime();
 
-# snowflake_node's registry settings: check-in every 200 ms, takeover 2 s
-my $takeover = 2;
+my $registry =
+  snowflake_registry('registry', clock => 1, no_cache => 1, lease => '2 s');
+$registry->safe_psql('postgres',
+	"SELECT snowflake_registry.configure(reclaim_after => '1 min')");
 
-my $registry = snowflake_registry('registry', clock => 1, no_cache => 1);
+# One worker bit: datacenter 3 has worker ids 0 and 1, and 1 is held, for
+# an hour, by a server elsewhere.
+my $layout_conf = "snowflake.datacenter_id = 3\nsnowflake.worker_bits = 1\n"
+  . "snowflake.sequence_bits = 16\n";
+my %layout = (worker_bits => 1, sequence_bits => 16);
+$registry->safe_psql(
+	'postgres', q{
+INSERT INTO snowflake_registry.claims
+	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
+	 promise, claimed_at, extended_at)
+SELECT 3, 1, 'elsewhere', 'held', 1, s.epoch, '1288834974657/41/5/1/16',
+	   clock_timestamp(), clock_timestamp() + interval '1 hour',
+	   clock_timestamp(), clock_timestamp()
+FROM snowflake_registry.settings s});
 
-my $original = snowflake_node(
-	'original',
-	registry         => $registry,
-	allows_streaming => 1,
-	extra_conf       => "snowflake.registry_require_check_in = on\n");
-start_node($original);
-my ($pair) = wait_for_pair($original);
-$original->backup('base');
-my $copy = snowflake_standby($original, 'base', 'copy', clone => 1);
-start_node($copy);
-ok(!defined next_pair($copy), 'a copy of the running original is refused');
+my $node_a = snowflake_node('a', registry => $registry, extra_conf => $layout_conf);
+start_node($node_a);
+is((wait_for_pair($node_a))[0], '3|0', 'server A holds the free worker id of datacenter 3');
+my $node_b = snowflake_node('b', registry => $registry, extra_conf => $layout_conf);
+start_node($node_b);
+like(
+	(next_pair($node_b))[1],
+	qr/all 2 worker ids of datacenter 3 are claimed/,
+	'server B, of another login, finds datacenter 3 full');
 
-foreach my $step (30, 0, -30)
-{
-	# The step lands while the original's check-ins are held back for 0.6 s,
-	# less than the takeover delay, so that the copy's next claim reaches
-	# the registry before the original's next check-in: only the step could
-	# then give the copy the claim.
-	my $worker = registry_worker_pid($original);
-	kill 'STOP', $worker;
-	set_clock($registry, $step);
-	usleep(600_000);
-	kill 'CONT', $worker;
-	check_clock_offset($registry, $step,
-		"the registry's clock is stepped to $step s");
-	my ($pairs, $errors) = generate_for(3 * $takeover, $original, $copy);
-	ok(!exists $pairs->{copy},
-		"with the registry's clock at $step s, the copy never gets the claim");
-	ok(!exists $errors->{original},
-		'and the original generates throughout with its pair')
-	  or diag $errors->{original};
-	is_deeply([ keys %{ $pairs->{original} } ],
-		[$pair], 'the original keeps its pair');
-}
+my $stream_a = start_id_stream($node_a, 'a');
+my $stream_b = start_id_stream($node_b, 'b');
+ok(wait_for_stream($stream_a, '(SELECT count(*) FROM ids) > 0'),
+	'A generates');
 
-# With the registry's clock still 30 s behind, the original gone: the copy
-# takes the claim over after the takeover delay, not 30 s later.
-my $last_id = $original->safe_psql('postgres', 'SELECT snowflake_next_id()');
-crash_node($original);
-my $crashed_at = time();
-my ($copy_pair) = wait_for_pair($copy, 60);
-my $took = time() - $crashed_at;
-is($copy_pair, $pair, 'once the original is gone, the copy takes the claim');
-cmp_ok($took, '>=', $takeover - 0.5, 'after the takeover delay');
-cmp_ok($took, '<', $takeover + 20, "and not much later ($took s)");
-cmp_ok($copy->safe_psql('postgres', 'SELECT snowflake_next_id()'),
-	'>', $last_id, 'above every ID the original issued');
+# A cut off from the registry, once no call of it is under way there (a
+# call that the registry carried out after the step would give A a promise
+# 180 s ahead).
+my $cut       = cut_off($registry, $node_a);
+my $promise_a = registry_claim($registry, '3|0', 'promise');
 
-$copy->stop;
+set_clock($registry, 180);
+check_clock_offset($registry, 180,
+	"the registry's clock steps 180 s forward");
+check_cut_off_handover($registry, $cut, $stream_a, $stream_b, '3|0',
+	'from A to B', %layout);
+my ($owner, $floor, $by_clock) = split /\|/,
+  registry_claim($registry, '3|0',
+	"owner, floor = '$promise_a', claimed_at > floor + interval '1 min'");
+is($owner, 'b', 'the registry gave the worker id to B');
+is($floor, 't', "above A's promise");
+is($by_clock, 't',
+	'a reclaim period after that promise by the registry\'s clock');
+
+set_clock($registry, 0);
+$_->stop foreach ($node_a, $node_b);
 done_testing();

@@ -17,11 +17,13 @@
 # interval from their start to their failure.
 #
 # The same again with a second cluster, in registry mode (without the
-# clock behind): the members share one claim on a registry node, the
-# switchover hands it over at once (the old leader marks it idle at its
-# clean shutdown), and after the failover the promoted member refuses for
-# the takeover delay with a message that says when the old leader last
-# checked in and when generation resumes.  Both clusters bootstrap at once,
+# clock behind): the members connect to a registry node as one login, the
+# HA group's, and share its one claim; the switchover hands it over at once
+# (the old leader marks it idle at its clean shutdown), and after the
+# failover the promoted member refuses until the killed leader's promise
+# has passed, with a message that says who holds the claim, that this is
+# expected after a failover, and when generation resumes; the registry then
+# gives it the claim above that promise.  Both clusters bootstrap at once,
 # then go through their role changes one after the other.
 #
 # Skipped where patroni or etcd is not installed (Debian's packages
@@ -654,21 +656,21 @@ my $manual = patroni_cluster(
 		'snowflake.worker_id'     => '11'
 	});
 
-# Registry mode: the members claim their worker id from the registry; the
-# static settings name it, the dynamic ones time the claim.
-my $takeover_ms = 5000;
-my $registry    = snowflake_registry('registry');
-my $reg         = patroni_cluster(
+# Registry mode: the members claim their worker id from the registry, as
+# the HA group's login; the static settings name it, the dynamic one times
+# the extensions.  The registry's lease is long enough for Patroni to fail
+# over before the killed leader's promise has passed, so that the new
+# leader is seen refusing.
+my $login    = 'registry_group';
+my $registry = snowflake_registry('registry', lease => '15 s');
+my $reg      = patroni_cluster(
 	'registry',
 	static => {
 		shared_preload_libraries  => 'snowflake',
 		'snowflake.datacenter_id' => '5',
-		'snowflake.registry'      => registry_conninfo($registry)
+		'snowflake.registry'      => registry_conninfo($registry, $login)
 	},
-	dynamic => {
-		'snowflake.registry_check_in_interval' => '200ms',
-		'snowflake.registry_takeover_delay'    => "${takeover_ms}ms"
-	});
+	dynamic => { 'snowflake.registry_check_in_interval' => '200ms' });
 
 # Both bootstrap at once.
 start_member($_) foreach @{ $manual->{members} }, @{ $reg->{members} };
@@ -750,11 +752,12 @@ ok( $leader->{node}->log_contains(
 	"registry: $leader->{name} claimed the worker id after the switchover");
 ok( !$leader->{node}->log_contains(
 		'the snowflake registry refused this server\'s claim'),
-	'without waiting for the takeover delay');
+	'without being refused');
 
-# A failover: the killed leader's claim passes after the takeover delay,
+# A failover: the killed leader's claim passes once its promise has passed,
 # and meanwhile the new leader refuses, saying so.
 my $killed = $leader;
+my $killed_version = registry_claim($registry, $pair, 'version');
 ($leader, $sync) = kill_leader($reg, $leader);
 wait_for_inserts($reg, 10);
 stop_clients($reg);
@@ -762,8 +765,8 @@ my ($refusal) = grep { /the registry refused this server's claim/ }
   map { split /\n/, slurp_file($_) } @{ $reg->{client_logs} };
 like(
 	$refusal // '',
-	qr/DETAIL:  Worker id \d+ of datacenter 5 is held by the server at [^:]*:${\ $killed->{node}->port } .* since .* UTC, and last checked in at .* UTC, \d+ ms ago\. Unless it checks in again, the claim passes to this server in about \d+ ms\. HINT:  This is expected after a failover or a crash restart: the claim of the previous start of this server passes once that start has not checked in for its takeover delay \($takeover_ms ms\), and generation resumes then\./,
-	'registry: until then the new leader refuses, and says that this is expected after a failover, when the old leader last checked in and when generation resumes'
+	qr/DETAIL:  Worker id \d+ of datacenter 5 is held by another start of this server's login: system -?\d+ \([^:]*:${\ $killed->{node}->port }, .*\), holding it since .* with IDs up to .*\. Unless it extends its claim again, the claim passes to this server in about \d+ ms\. HINT:  This is expected after a failover or a crash restart: the claim of the previous start passes once the time it promised has passed\./,
+	'registry: until then the new leader refuses, and says who holds the claim, that this is expected after a failover, and when generation resumes'
 );
 ok( $leader->{node}->log_contains(
 		'the snowflake registry refused this server\'s claim'),
@@ -777,8 +780,16 @@ FROM ids, snowflake_parse(id) p}),
 	$pair,
 	"registry: every member generated with the one claim, $pair");
 is( $registry->safe_psql(
-		'postgres', 'SELECT count(*) FROM snowflake_registry_status'),
+		'postgres',
+		"SELECT count(*) FROM snowflake_registry.status WHERE owner = '$login'"),
 	'1',
 	'registry: the registry holds one claim for the three members');
+my ($port, $version, $passed) = split /\|/,
+  registry_claim($registry, $pair, 'port, version, claimed_at > floor');
+is($port, $leader->{node}->port, 'registry: the claim is the new leader\'s');
+cmp_ok($version, '>', $killed_version,
+	'registry: taken over from the killed leader, as a new version');
+is($passed, 't',
+	'registry: once the killed leader\'s promise, the new floor, had passed');
 
 done_testing();

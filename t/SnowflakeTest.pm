@@ -83,6 +83,17 @@ our @EXPORT = qw(
   wait_for_pair
   wait_for_refusal
   generate_for
+  start_id_stream
+  wait_for_stream
+  stop_id_stream
+  stream_ids
+  check_pair_holders
+  check_takeover
+  cut_off
+  check_cut_off_handover
+  registry_claim
+  registry_pair
+  registry_ms
   set_clock
   start_node
   restart_node
@@ -496,6 +507,371 @@ sub generate_for
 		}
 	}
 	return (\%pairs, \%errors);
+}
+
+=pod
+
+=item start_id_stream(node, label[, batch])
+
+A session of the node, in the background, that draws IDs until
+stop_id_stream: snowflake_next_ids(batch) (default 10) about every 10 ms,
+each batch committed on its own into the table snowflake_stream_ids, under
+the stream's label, numbered in the order it was drawn; each refusal goes
+into snowflake_stream_errors, numbered in the same sequence.  So every ID
+the stream got is in the table, and survives a crash of the node; no ID of
+the node's other sessions is.  Creates the tables, the procedure that draws
+(snowflake_stream) and the extension where they are missing (on a
+standby: on its primary, before).  Returns the stream.
+
+=item wait_for_stream(stream, condition)
+
+Polls the stream's node until the SQL condition holds, in which C<ids> and
+C<errors> stand for the stream's rows of snowflake_stream_ids and
+snowflake_stream_errors (such as C<(SELECT count(*) FROM ids) E<gt> 10>).
+True when it did within the TAP timeout.
+
+=item stop_id_stream(stream)
+
+Stops the stream and waits for its session to end.  On a node that is no
+longer running (crashed), only waits for the session.
+
+=item stream_ids(stream[, condition])
+
+The IDs the stream got (those that meet the SQL condition on the columns n
+and id, if given), in the order drawn.  The node must be running.
+
+=cut
+
+sub start_id_stream
+{
+	my ($node, $label, $batch) = @_;
+	$batch //= 10;
+	die "start_id_stream: \"$label\" is not a plain name"
+	  unless $label =~ /^\w+$/;
+
+	if ($node->safe_psql('postgres',
+			"SELECT to_regproc('snowflake_stream') IS NULL") eq 't')
+	{
+		$node->safe_psql(
+			'postgres', q{
+CREATE EXTENSION IF NOT EXISTS snowflake;
+CREATE TABLE snowflake_stream_ids (label text, n bigint, id bigint);
+CREATE TABLE snowflake_stream_errors (label text, n bigint, message text);
+CREATE TABLE snowflake_stream_stop (label text);
+CREATE PROCEDURE snowflake_stream(label text, batch integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint := 0;
+BEGIN
+	WHILE NOT EXISTS (SELECT FROM snowflake_stream_stop s
+					  WHERE s.label = snowflake_stream.label) LOOP
+		BEGIN
+			INSERT INTO snowflake_stream_ids
+			SELECT label, n + g.o, g.i
+			FROM snowflake_next_ids(batch) WITH ORDINALITY AS g(i, o);
+			n := n + batch;
+		EXCEPTION WHEN OTHERS THEN
+			n := n + 1;
+			INSERT INTO snowflake_stream_errors
+			VALUES (label, n, SQLSTATE || ': ' || SQLERRM);
+		END;
+		COMMIT;
+		PERFORM pg_sleep(0.01);
+	END LOOP;
+END
+$$;});
+	}
+	my $stream = {
+		node  => $node,
+		label => $label,
+		out   => '',
+		err   => '',
+		timer => IPC::Run::timeout(24 * 3600)
+	};
+	$stream->{harness} = IPC::Run::start(
+		[
+			'psql', '-X', '-q', '-d', $node->connstr('postgres'),
+			'-c', "CALL snowflake_stream('$label', $batch)"
+		],
+		'<', '/dev/null', '>', \$stream->{out}, '2>', \$stream->{err},
+		$stream->{timer});
+	note "started a stream of IDs on node " . $node->name . ": $label";
+	return $stream;
+}
+
+# the stream's rows of its tables, as CTEs "ids" and "errors"
+sub _stream_ctes
+{
+	my ($stream) = @_;
+	return "WITH ids AS (SELECT n, id FROM snowflake_stream_ids "
+	  . "WHERE label = '$stream->{label}'), "
+	  . "errors AS (SELECT n, message FROM snowflake_stream_errors "
+	  . "WHERE label = '$stream->{label}') ";
+}
+
+sub wait_for_stream
+{
+	my ($stream, $condition) = @_;
+	return $stream->{node}
+	  ->poll_query_until('postgres', _stream_ctes($stream) . "SELECT $condition");
+}
+
+sub stop_id_stream
+{
+	my ($stream) = @_;
+	my $node = $stream->{node};
+	$node->safe_psql('postgres',
+		"INSERT INTO snowflake_stream_stop VALUES ('$stream->{label}')")
+	  if defined $node->{_pid};
+	$stream->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
+	eval { $stream->{harness}->finish; };
+	note "stopped the stream $stream->{label} of node "
+	  . $node->name
+	  . ($@ ne '' ? " ($@)" : '')
+	  . ($stream->{err} ne '' ? ": $stream->{err}" : '');
+	return;
+}
+
+sub stream_ids
+{
+	my ($stream, $condition) = @_;
+	return split /\n/,
+	  $stream->{node}->safe_psql('postgres',
+		_stream_ctes($stream)
+		  . 'SELECT id FROM ids'
+		  . (defined $condition ? " WHERE $condition" : '')
+		  . ' ORDER BY n');
+}
+
+=pod
+
+=item check_pair_holders(test_name, holders, %params)
+
+Passes if the IDs of several holders of worker ids, a hash reference of a
+name to its IDs, never meet: no ID appears twice, and, for each pair (read
+with the layout of C<datacenter_bits>, C<worker_bits> and
+C<sequence_bits>, Twitter's by default), the IDs sorted by time fall into
+one run per holder, and every run ends at a millisecond before the next one
+begins.  So each holder must have held each pair at most once.  Returns the
+runs, as "pair name: count IDs, ms first..last" lines (ms since the
+layout's epoch).
+
+=cut
+
+sub check_pair_holders
+{
+	my ($test_name, $holders, %params) = @_;
+	my $sequence_bits   = $params{sequence_bits}   // 12;
+	my $worker_bits     = $params{worker_bits}     // 5;
+	my $datacenter_bits = $params{datacenter_bits} // 5;
+	my $time_shift = $sequence_bits + $worker_bits + $datacenter_bits;
+	my (%by_pair, %seen, @problems, @runs);
+
+	foreach my $name (sort keys %$holders)
+	{
+		foreach my $id (@{ $holders->{$name} })
+		{
+			push @problems, "ID $id is held by $seen{$id} and $name"
+			  if exists $seen{$id};
+			$seen{$id} //= $name;
+			my $pair =
+			  (($id >> ($sequence_bits + $worker_bits)) &
+				  ((1 << $datacenter_bits) - 1)) . '|'
+			  . (($id >> $sequence_bits) & ((1 << $worker_bits) - 1));
+			push @{ $by_pair{$pair} }, [ $id, $name ];
+		}
+	}
+	foreach my $pair (sort keys %by_pair)
+	{
+		my @pair_runs;
+		foreach my $entry (sort { $a->[0] <=> $b->[0] } @{ $by_pair{$pair} })
+		{
+			my ($id, $name) = @$entry;
+			my $ms = $id >> $time_shift;
+			if (!@pair_runs || $pair_runs[-1]{name} ne $name)
+			{
+				push @pair_runs,
+				  { name => $name, first => $ms, last => $ms, count => 0 };
+			}
+			$pair_runs[-1]{last} = $ms;
+			$pair_runs[-1]{count}++;
+		}
+		my %runs_of;
+		$runs_of{ $_->{name} }++ foreach @pair_runs;
+		push @problems, map { "$_ holds $pair in $runs_of{$_} runs of IDs" }
+		  grep { $runs_of{$_} > 1 } sort keys %runs_of;
+		foreach my $i (1 .. $#pair_runs)
+		{
+			push @problems,
+			  "on $pair, $pair_runs[$i]{name} begins at ms $pair_runs[$i]{first}, "
+			  . "where $pair_runs[$i - 1]{name} ended"
+			  if $pair_runs[$i]{first} <= $pair_runs[ $i - 1 ]{last};
+		}
+		push @runs, map {
+			"$pair $_->{name}: $_->{count} IDs, ms $_->{first}..$_->{last}"
+		} @pair_runs;
+	}
+	# a few of them, where holders interleave
+	my @shown =
+	  @runs > 12
+	  ? (@runs[ 0 .. 5 ], '... ' . (@runs - 12) . ' more runs ...',
+		@runs[ -6 .. -1 ])
+	  : @runs;
+	ok(!@problems, $test_name)
+	  or diag join("\n",
+		(@problems > 10 ? (@problems[ 0 .. 9 ], '...') : @problems),
+		'runs:', @shown);
+	note "runs of IDs by time: " . join('; ', @shown);
+	return @runs;
+}
+
+=pod
+
+=item cut_off(registry, node)
+
+Cuts the node off from the registry: stops its registry worker (SIGSTOP),
+once no call of the node's login (its name) is under way on the registry,
+so that the registry records nothing more for it.  Returns what
+check_cut_off_handover needs to let it go on.
+
+=item check_cut_off_handover(registry, cut, old, new, pair, what, %layout)
+
+With the holder of pair cut off (cut, from cut_off) and something done
+that lets its claim pass to the server of stream new: waits until new
+generates, and until the cut-off holder's stream old is refused because
+its IDs would pass the promise the registry recorded; lets the holder's
+registry worker go on, and waits until its log says that its claim moved;
+stops both streams; then check_pair_holders (with %layout) and
+check_takeover on their IDs.  Each wait is a test, named after what.
+
+=cut
+
+sub cut_off
+{
+	my ($registry, $node) = @_;
+	my $cut = {
+		node       => $node,
+		pid        => registry_worker_pid($node),
+		log_offset => -s $node->logfile
+	};
+	kill 'STOP', $cut->{pid};
+	$registry->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = '"
+		  . $node->name
+		  . "' AND state <> 'idle'")
+	  or die 'the call of ' . $node->name . ' to the registry did not end';
+	return $cut;
+}
+
+sub check_cut_off_handover
+{
+	my ($registry, $cut, $old, $new, $pair, $what, %layout) = @_;
+	my ($dc, $worker) = split /\|/, $pair;
+
+	ok(wait_for_stream($new, '(SELECT count(*) FROM ids) > 0'),
+		"$what: the new holder generates");
+	ok( wait_for_stream(
+			$old,
+			"(SELECT count(*) FROM errors WHERE message = '55000: could not "
+			  . 'generate a snowflake ID: the ID would pass the time the '
+			  . "registry recorded for this server''s claim') > 0"),
+		"$what: the cut-off holder stops at its promise, and says so");
+	kill 'CONT', $cut->{pid};
+	ok( $cut->{node}->wait_for_log(
+			qr/claim on snowflake worker id $worker of datacenter $dc has moved to another start or login/,
+			$cut->{log_offset}),
+		"$what: the old holder, back in touch, learns that its claim moved");
+	stop_id_stream($_) foreach ($old, $new);
+	my @old_ids = stream_ids($old);
+	my @new_ids = stream_ids($new);
+	check_pair_holders(
+		"$what: no ID twice, the holders' ranges of ID time disjoint",
+		{ $old->{label} => \@old_ids, $new->{label} => \@new_ids }, %layout);
+	check_takeover($registry, $pair, $what, \@old_ids, \@new_ids);
+	return;
+}
+
+=pod
+
+=item registry_claim(registry, pair, columns)
+
+The columns (SQL, "|"-separated) of the registry's row for pair
+"datacenter|worker".
+
+=cut
+
+sub registry_claim
+{
+	my ($registry, $pair, $columns) = @_;
+	my ($dc, $worker) = split /\|/, $pair;
+	return $registry->safe_psql('postgres',
+		"SELECT $columns FROM snowflake_registry.claims "
+		  . "WHERE datacenter_id = $dc AND worker_id = $worker");
+}
+
+=pod
+
+=item registry_pair(registry, login)
+
+Waits until the login holds a claim on the registry (within the TAP
+timeout, else dies), and returns its pair, "datacenter|worker".
+
+=item registry_ms(registry, timestamp)
+
+A timestamptz of the registry, as milliseconds since 1970 rounded down (as
+the registry worker reads a promise).
+
+=cut
+
+sub registry_pair
+{
+	my ($registry, $login) = @_;
+	my $held = "FROM snowflake_registry.claims WHERE owner = '$login' "
+	  . "AND state = 'held'";
+	$registry->poll_query_until('postgres', "SELECT count(*) = 1 $held")
+	  or die "login $login did not claim a worker id";
+	return $registry->safe_psql('postgres',
+		"SELECT datacenter_id || '|' || worker_id $held");
+}
+
+sub registry_ms
+{
+	my ($registry, $timestamp) = @_;
+	return $registry->safe_psql('postgres',
+		"SELECT floor(extract(epoch FROM '$timestamp'::timestamptz) * 1000)::bigint"
+	);
+}
+
+=pod
+
+=item check_takeover(registry, pair, what, old_ids, new_ids)
+
+After a change of holder of pair, with the IDs of the old holder and of the
+new one (array references), three tests named after what: the registry
+gave the claim over only once the old holder's promise, which became the
+new holder's floor, was behind its clock; the old holder's IDs end at or
+below that promise; the new holder's begin above it.  The IDs have 22 bits
+below their time, as Twitter's layout has (see id_unix_ms).
+
+=cut
+
+sub check_takeover
+{
+	my ($registry, $pair, $what, $old_ids, $new_ids) = @_;
+	my ($passed, $floor) =
+	  split /\|/, registry_claim($registry, $pair, 'claimed_at > floor, floor');
+	my $floor_ms = registry_ms($registry, $floor);
+	my ($newest) = sort { $b <=> $a } map { id_unix_ms($_) } @$old_ids;
+	my ($oldest) = sort { $a <=> $b } map { id_unix_ms($_) } @$new_ids;
+
+	is($passed, 't',
+		"$what: the registry gave the claim over only once the old holder's promise had passed"
+	);
+	cmp_ok($newest // 0, '<=', $floor_ms,
+		"$what: the old holder's IDs stop at its promise");
+	cmp_ok($oldest // 0, '>', $floor_ms,
+		"$what: the new holder's IDs begin above it");
+	return;
 }
 
 sub _setup_clock
