@@ -293,6 +293,13 @@ $$;
 -- added as a legacy claim, and a legacy claim takes the 1.3 row's state.
 -- Such a claim passes on only by the 1.3 rules: its holder's clean shutdown,
 -- a release it confirmed, or its reclaim lease; and above its promise.
+-- What is read stays true until this transaction ends: the lock that every
+-- 1.3 claim takes first for its datacenter keeps 1.3 claims out, and the
+-- rows are locked against 1.3 check-ins, idles and releases.  (Without them,
+-- a 1.3 server that claimed meanwhile got a worker id that this transaction
+-- then gave a 1.4 server as well.)  The lock's key is 1.3's, which any role
+-- can take, holding back the claims of a datacenter as under 1.3, until the
+-- 1.3 registry is dropped.
 CREATE FUNCTION snowflake_registry.legacy_refresh(dc integer)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -303,6 +310,13 @@ BEGIN
 	IF legacy IS NULL THEN
 		RETURN;
 	END IF;
+	IF dc IS NOT NULL THEN
+		PERFORM pg_catalog.pg_advisory_xact_lock(1397641047, dc);
+	END IF;
+	EXECUTE pg_catalog.format($q$
+		SELECT FROM %s o
+		WHERE ($1 IS NULL OR o.datacenter_id OPERATOR(pg_catalog.=) $1)
+		FOR UPDATE$q$, legacy) USING dc;
 	EXECUTE pg_catalog.format($q$
 		INSERT INTO snowflake_registry.claims AS c
 			(datacenter_id, worker_id, owner, state, confirmed, version, token,
@@ -321,7 +335,7 @@ BEGIN
 			   coalesce(o.reclaim_lease, interval '1 day')
 		FROM %s o
 		WHERE ($1 IS NULL OR o.datacenter_id OPERATOR(pg_catalog.=) $1)
-		  AND o.checked_in_at OPERATOR(pg_catalog.<>) 'infinity'
+		  AND o.checked_in_at OPERATOR(pg_catalog.<>) '9999-12-31 00:00:00+00'
 		ON CONFLICT (datacenter_id, worker_id) DO UPDATE
 		SET state = CASE WHEN c.state OPERATOR(pg_catalog.=) 'released'
 						 THEN c.state ELSE excluded.state END,
@@ -336,7 +350,11 @@ END
 $$;
 
 -- A 1.4 holder took claim c: the 1.3 table shows the pair held for good by
--- its system, so that no 1.3 server claims it, nor takes it over.
+-- its system, so that no 1.3 server claims it, nor takes it over.  Its last
+-- check-in lies in the year 9999 too, not at 'infinity': a 1.3 server reads
+-- the time since a row's check-in in every answer about it, and when that
+-- failed it took the registry for unreachable and generated on (a 1.3
+-- holder whose row this replaced never learnt that its claim moved).
 CREATE FUNCTION snowflake_registry.legacy_mirror(c snowflake_registry.claims)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -352,11 +370,13 @@ BEGIN
 			(datacenter_id, worker_id, system_identifier, token, claimed_at,
 			 checked_in_at, idle, takeover_delay, version, issued_until,
 			 taken_above, released, reclaim_lease)
-		VALUES ($1, $2, $3, NULL, $4, 'infinity', false, interval '1 day', 1,
+		VALUES ($1, $2, $3, NULL, $4, '9999-12-31 00:00:00+00', false,
+				interval '1 day', 1,
 				'9999-12-31 00:00:00+00', '9999-12-31 00:00:00+00', false,
 				interval '1 year')
 		ON CONFLICT (datacenter_id, worker_id) DO UPDATE
-		SET system_identifier = $3, token = NULL, checked_in_at = 'infinity',
+		SET system_identifier = $3, token = NULL,
+			checked_in_at = '9999-12-31 00:00:00+00',
 			idle = false, released = false, reassigned_to = NULL,
 			takeover_delay = interval '1 day', version = o.version + 1,
 			issued_until = '9999-12-31 00:00:00+00',

@@ -40,12 +40,15 @@
 # TAP assertion.
 #
 # SNOWFLAKE_PG_CONFIG names the PostgreSQL 15 to build for and install into
-# (default: Debian's); PROVE_JOBS the TAP files run at once.
+# (default: Debian's); PROVE_JOBS the TAP files run at once;
+# SNOWFLAKE_GIT_DIR the git checkout whose history t/044 builds 1.3 from
+# (default: this one, as the copies the tests run in have no .git).
 #
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 export SNOWFLAKE_PG_CONFIG=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export SNOWFLAKE_GIT_DIR=${SNOWFLAKE_GIT_DIR:-$PWD}
 pg_config=$SNOWFLAKE_PG_CONFIG
 prove_jobs=${PROVE_JOBS:-3}
 
