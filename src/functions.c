@@ -160,7 +160,9 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
  * snowflake_status() returns record: the generator's state, every counter
  * in shared memory and the flags of the refusal episode and of replay, read
  * without a lock; each value is current, but they are not a snapshot of one
- * instant.  Behind the snowflake_status view.
+ * instant.  Behind the snowflake_status view.  The columns added by a
+ * later version come last, so that a database whose extension is not
+ * updated yet gets the columns it declares.
  */
 Datum
 snowflake_status(PG_FUNCTION_ARGS)
@@ -168,8 +170,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 	const SnowflakeLayout *layout = &snowflake_layout;
 	SnowflakeSharedState *state = snowflake_state;
 	TupleDesc	tupdesc;
-	Datum		values[22];
-	bool		nulls[22];
+	Datum		values[23];
+	bool		nulls[23];
 	TimestampTz epoch;
 	uint64		last_tick;
 	int64		last_ms;
@@ -178,6 +180,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	int			us_into_ms;
 	uint64		ids_issued = 0;
 	uint64		leads_taken = 0;
+	uint64		ticks_burnt = 0;
 	int			i = 0;
 
 	snowflake_require_shared_state("show its status");
@@ -193,6 +196,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	{
 		ids_issued += pg_atomic_read_u64(&state->backend_counts[slot].n.ids);
 		leads_taken += pg_atomic_read_u64(&state->backend_counts[slot].n.leads);
+		ticks_burnt += pg_atomic_read_u64(&state->backend_counts[slot].n.burnt);
 	}
 	memset(nulls, false, sizeof(nulls));
 
@@ -226,7 +230,10 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = BoolGetDatum(state->mark_invalid);
 	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->redo_write_failed) != 0);
 	values[i++] = TimestampTzGetDatum(epoch + (layout->max_ms + 1) * 1000);
+	/* 1.4 */
+	values[i++] = Int64GetDatum((int64) ticks_burnt);
 	Assert(i == lengthof(values));
+	Assert(tupdesc->natts <= lengthof(values));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -457,6 +457,15 @@ snowflake_require_time_left(const SnowflakeLayout *layout, int64 tick_ms)
 				 errhint("Choose a later snowflake.epoch for a new ID space.")));
 }
 
+/* This backend's slot of counts, or NULL in a process that has none. */
+static inline SnowflakeBackendCounts *
+snowflake_my_counts(void)
+{
+	if (MyProc == NULL || snowflake_proc_number(MyProc) >= MaxBackends)
+		return NULL;
+	return &snowflake_state->backend_counts[snowflake_proc_number(MyProc)];
+}
+
 /*
  * Count the ticks first to last, just issued, and those of them ahead of the
  * clock, in this backend's slot (plain stores: no other process writes it).
@@ -465,12 +474,11 @@ static void
 snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 					uint64 last, int64 now_ms)
 {
-	SnowflakeBackendCounts *slot;
+	SnowflakeBackendCounts *slot = snowflake_my_counts();
 	uint64		first_ahead = (uint64) (now_ms + 1) << layout->sequence_bits;
 
-	if (MyProc == NULL || snowflake_proc_number(MyProc) >= MaxBackends)
+	if (slot == NULL)
 		return;
-	slot = &snowflake_state->backend_counts[snowflake_proc_number(MyProc)];
 	pg_atomic_write_u64(&slot->n.ids,
 						pg_atomic_read_u64(&slot->n.ids) + (last - first + 1));
 	if (last >= first_ahead)
@@ -480,10 +488,45 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 }
 
 /*
+ * Count a tick that an addition claimed and did not issue, in this backend's
+ * slot: snowflake_status shows them as ticks_burnt.
+ */
+static void
+snowflake_count_burnt(void)
+{
+	SnowflakeBackendCounts *slot = snowflake_my_counts();
+
+	if (slot != NULL)
+		pg_atomic_write_u64(&slot->n.burnt,
+							pg_atomic_read_u64(&slot->n.burnt) + 1);
+}
+
+/*
  * Did this backend's last claim find the generator far enough ahead of the
- * clock for the coarse clock to do?  Then the next claim tries it first.
+ * clock for the coarse clock to do, and far enough inside max_lead?  Then
+ * the next claim tries it first.  The coarse clock lags the clock by up to
+ * snowflake_coarse_lag_ms, so near the edge of the lead an addition checked
+ * against it finds the lead used up where the clock does not, and burns its
+ * tick.  So only a claim at least that lag inside the lead turns this on
+ * (see snowflake_claim_done), and a burnt tick turns it off: a generator
+ * kept at the edge by a long load claims on the exact clock there, burning
+ * nothing, and the coarse clock takes over again only once the generator
+ * has fallen back that far inside the lead.
  */
 static bool snowflake_claim_in_lead = false;
+
+/*
+ * Is a claim of first_ms to end_ms, made on the exact clock now_ms, far
+ * enough from both ends of the lead for the next claim to try the coarse
+ * clock (see snowflake_claim_in_lead)?
+ */
+static inline bool
+snowflake_clear_of_edges(int64 first_ms, int64 end_ms, int64 now_ms)
+{
+	return snowflake_coarse_lag_ms >= 0 &&
+		first_ms >= now_ms + snowflake_coarse_lag_ms &&
+		end_ms <= now_ms + snowflake_max_lead_ms - snowflake_coarse_lag_ms;
+}
 
 /*
  * May a claim that ends in end_ms be issued: within max_lead of now_ms,
@@ -528,6 +571,7 @@ snowflake_claim_one_ahead(const SnowflakeLayout *layout, uint64 *tick,
 		*now_ms = coarse_ms;
 		return true;
 	}
+	snowflake_count_burnt();
 	snowflake_claim_in_lead = false;
 	return false;
 }
@@ -604,9 +648,11 @@ snowflake_claim_added(SnowflakeSharedState *state,
 					  uint64 mark, uint64 *tick)
 {
 	*tick = pg_atomic_fetch_add_u64(&state->last_tick, 1) + 1;
-	return snowflake_claim_fits(layout,
-								(int64) (*tick >> layout->sequence_bits),
-								now_ms, mark);
+	if (snowflake_claim_fits(layout, (int64) (*tick >> layout->sequence_bits),
+							 now_ms, mark))
+		return true;
+	snowflake_count_burnt();
+	return false;
 }
 
 /*
@@ -630,9 +676,9 @@ snowflake_claim_done(const SnowflakeLayout *layout, uint64 gate,
 	Assert((uint64) end_ms < pg_atomic_read_u64(&snowflake_state->durable_mark));
 
 	if (exact)
-		snowflake_claim_in_lead = snowflake_coarse_lag_ms >= 0 &&
-			(int64) (first >> layout->sequence_bits) >=
-			now_ms + snowflake_coarse_lag_ms;
+		snowflake_claim_in_lead =
+			snowflake_clear_of_edges((int64) (first >> layout->sequence_bits),
+									 end_ms, now_ms);
 	snowflake_count_ids(layout, first, end, now_ms);
 	snowflake_end_refusal_episode();
 	snowflake_refresh_mark_early(end_ms);

@@ -17,12 +17,12 @@
 #include "storage/lwlock.h"
 
 /*
- * The IDs a backend issued, and how many of them ahead of the clock, in a
- * slot that only the backend with that PGPROC number writes, each on its own
- * cache line: counting costs a plain load and store on a line no other
- * process writes, rather than an atomic increment of a line that every
- * generating backend fights over.  A backend that takes over a slot goes on
- * counting from its values.
+ * The IDs a backend issued, how many of them ahead of the clock, and the
+ * ticks its additions burnt, in a slot that only the backend with that
+ * PGPROC number writes, each on its own cache line: counting costs a plain
+ * load and store on a line no other process writes, rather than an atomic
+ * increment of a line that every generating backend fights over.  A backend
+ * that takes over a slot goes on counting from its values.
  */
 typedef union SnowflakeBackendCounts
 {
@@ -30,6 +30,7 @@ typedef union SnowflakeBackendCounts
 	{
 		pg_atomic_uint64 ids;	/* IDs issued */
 		pg_atomic_uint64 leads; /* ... of them ahead of the clock */
+		pg_atomic_uint64 burnt; /* ticks added, then not issued */
 	}			n;
 	char		pad[PG_CACHE_LINE_SIZE];
 } SnowflakeBackendCounts;
