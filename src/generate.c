@@ -39,6 +39,7 @@ pg_noreturn static void snowflake_report_resuming(int64 ahead_ms,
 												  int64 lead_ms);
 pg_noreturn static void snowflake_report_registry_floor(int64 ahead_ms);
 pg_noreturn static void snowflake_report_clock_jump(int64 jump_ms);
+pg_noreturn static void snowflake_report_no_room(int64 n, int64 waited_ms);
 
 /*
  * Refusals that every generating call gets while a condition lasts.  The
@@ -283,23 +284,75 @@ snowflake_at_floor(uint64 tick, uint64 floor)
 }
 
 /*
- * The claim from first to end_ms lies beyond max_lead of the clock.  Below
- * first stands the newest tick, last, or the clock at the start of the call.
- * Wait a little for the clock, or error out once snowflake.max_clock_wait is
- * used up: for the clock to reach end_ms less max_lead when what stands
- * below the claim is within the lead (this millisecond's sequence is used
- * up, or a block reaches into a later one), for a clock that is behind the
- * newest ID (or went back during the call), or, after a restart, for the
- * clock to reach the durable mark.
+ * A call's waits for the clock: when it first waited, how long its waits may
+ * take in all, and whether a counter of waits counted it yet.
+ */
+typedef struct SnowflakeCallWaits
+{
+	instr_time	start;			/* zero until the call first waits */
+	int64		allowed_ms;		/* set at the first wait */
+	bool		counted;
+} SnowflakeCallWaits;
+
+/*
+ * How long the call has waited, in milliseconds; at its first wait, start
+ * the count, and allow the call snowflake.max_clock_wait in all, or, if
+ * longer, need_ms, what its claim needs at that first wait.
+ */
+static int64
+snowflake_waited_ms(SnowflakeCallWaits *waits, int64 need_ms)
+{
+	instr_time	waited;
+
+	if (INSTR_TIME_IS_ZERO(waits->start))
+	{
+		INSTR_TIME_SET_CURRENT(waits->start);
+		waits->allowed_ms = Max((int64) snowflake_max_clock_wait, need_ms);
+		return 0;
+	}
+	INSTR_TIME_SET_CURRENT(waited);
+	INSTR_TIME_SUBTRACT(waited, waits->start);
+	return (int64) INSTR_TIME_GET_MILLISEC(waited);
+}
+
+/*
+ * Refuse a claim of n ticks that waited waited_ms within the lead: each time
+ * the clock made room for it, calls that got in first took that room.
  */
 static void
-snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
-						 int64 now_ms, int us_into_ms, instr_time *wait_start,
-						 bool *counted)
+snowflake_report_no_room(int64 n, int64 waited_ms)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("could not generate a snowflake ID: other calls took every ID within snowflake.max_lead"),
+			 errdetail("The call waited %lld ms for room for %lld IDs within snowflake.max_lead (%d ms) of the clock, and calls that got in first took the IDs of each new millisecond; snowflake.max_clock_wait is %d ms.",
+					   (long long) waited_ms, (long long) n,
+					   snowflake_max_lead_ms, snowflake_max_clock_wait),
+			 errhint("Ask for fewer IDs at once, or raise snowflake.max_lead so that the call may run further ahead of the clock.")));
+}
+
+/*
+ * The claim from first to end lies beyond max_lead of the clock.  Below
+ * first stands the newest tick, last, or the clock at the start of the call.
+ * Wait a little for the clock, or error out once the call's waits have used
+ * up snowflake.max_clock_wait, or what its claim needed at its first wait if
+ * that is longer (a single ID at the edge of the lead always waits for the
+ * next millisecond, as with Twitter's generator): for the clock to reach the
+ * claim's last millisecond less max_lead when what stands below the claim is
+ * within the lead (this millisecond's sequence is used up, or a block
+ * reaches into a later one; calls that got in first may take the room the
+ * clock makes, again and again), for a clock that is behind the newest ID
+ * (or went back during the call), or, after a restart, for the clock to
+ * reach the durable mark.
+ */
+static void
+snowflake_wait_for_clock(uint64 last, uint64 first, uint64 end,
+						 int64 now_ms, int us_into_ms,
+						 SnowflakeCallWaits *waits)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	int64		below_ms = (int64) ((first - 1) >> snowflake_layout.sequence_bits);
-	instr_time	waited;
+	int64		end_ms = (int64) (end >> snowflake_layout.sequence_bits);
 	int64		waited_ms;
 	int64		sleep_ms;
 	bool		resuming;
@@ -314,9 +367,12 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 	{
 		int64		ahead_ms = end_ms - snowflake_max_lead_ms - now_ms;
 
-		if (!*counted)
+		waited_ms = snowflake_waited_ms(waits, ahead_ms);
+		if (waited_ms >= waits->allowed_ms)
+			snowflake_report_no_room((int64) (end - first + 1), waited_ms);
+		if (!waits->counted)
 			pg_atomic_fetch_add_u64(&state->sequence_waits, 1);
-		*counted = true;
+		waits->counted = true;
 		/* to the microsecond for the next millisecond, else near it */
 		if (ahead_ms <= 1)
 			pg_usleep(1000 - us_into_ms);
@@ -324,7 +380,8 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 		{
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 (long) (ahead_ms - 1),
+							 (long) Max(Min(ahead_ms - 1,
+											waits->allowed_ms - waited_ms), 1),
 							 snowflake_wait_event(SNOWFLAKE_WAIT_CLOCK));
 			ResetLatch(MyLatch);
 		}
@@ -342,12 +399,8 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 		snowflake_raise_counter(&state->max_step_back_ms,
 								(uint64) (below_ms - now_ms));
 
-	if (INSTR_TIME_IS_ZERO(*wait_start))
-		INSTR_TIME_SET_CURRENT(*wait_start);
-	INSTR_TIME_SET_CURRENT(waited);
-	INSTR_TIME_SUBTRACT(waited, *wait_start);
-	waited_ms = INSTR_TIME_GET_MILLISEC(waited);
-	if (waited_ms >= snowflake_max_clock_wait)
+	waited_ms = snowflake_waited_ms(waits, 0);
+	if (waited_ms >= waits->allowed_ms)
 	{
 		if (above_registry_floor)
 			snowflake_report_registry_floor(below_ms + 1 - now_ms);
@@ -355,11 +408,11 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 			snowflake_report_resuming(below_ms + 1 - now_ms, end_ms - now_ms);
 		snowflake_report_clock_behind(below_ms - now_ms, end_ms - now_ms);
 	}
-	if (!*counted)
+	if (!waits->counted)
 		pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);
-	*counted = true;
+	waits->counted = true;
 	sleep_ms = Min(below_ms - now_ms - snowflake_max_lead_ms,
-				   snowflake_max_clock_wait - waited_ms);
+				   waits->allowed_ms - waited_ms);
 	sleep_ms = Max(Min(sleep_ms, 100), 1);
 	(void) WaitLatch(MyLatch,
 					 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -698,8 +751,9 @@ snowflake_claim_done(const SnowflakeLayout *layout, uint64 gate,
  * which a claim that got in first makes fail and retry.  A block that does
  * not fit yet waits as a single tick does: for the clock to
  * reach its last millisecond, or for a clock that is behind, within
- * max_clock_wait.  The caller makes sure that n ticks can fit within
- * max_lead at all.
+ * max_clock_wait in all (see snowflake_wait_for_clock), however often
+ * claims that got in first take the room the clock makes.  The caller
+ * makes sure that n ticks can fit within max_lead at all.
  *
  * *worker_id is set to the worker id the ticks are issued under: the
  * registry's claim that the gate let through, or snowflake.worker_id.
@@ -717,12 +771,13 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 	int64		call_ms = -1;
 	int			us_into_ms = 0;
 	bool		exact;
-	bool		counted_wait = false;
-	instr_time	wait_start;
+	SnowflakeCallWaits waits;
 	uint64		gate;
 
 	Assert(n >= 1);
-	INSTR_TIME_SET_ZERO(wait_start);
+	INSTR_TIME_SET_ZERO(waits.start);
+	waits.allowed_ms = 0;
+	waits.counted = false;
 	for (;;)
 	{
 		/* again after every wait: the claim may have been lost meanwhile */
@@ -764,8 +819,8 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 				snowflake_claim_in_lead = false;
 				continue;
 			}
-			snowflake_wait_for_clock(last, first, end_ms, now_ms, us_into_ms,
-									 &wait_start, &counted_wait);
+			snowflake_wait_for_clock(last, first, end, now_ms, us_into_ms,
+									 &waits);
 			CHECK_FOR_INTERRUPTS();
 			continue;
 		}
