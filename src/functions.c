@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "common/int.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/timestamp.h"
@@ -157,6 +158,22 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The time ms milliseconds after epoch, for the status: infinity where that
+ * lies past the largest timestamptz, as the end of a layout of 54 bits of
+ * time or more does.
+ */
+static Datum
+snowflake_status_time(TimestampTz epoch, int64 ms)
+{
+	TimestampTz ts;
+
+	if (pg_mul_s64_overflow(ms, 1000, &ts) ||
+		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
+		TIMESTAMP_NOEND(ts);
+	return TimestampTzGetDatum(ts);
+}
+
+/*
  * snowflake_status() returns record: the generator's state, every counter
  * in shared memory and the flags of the refusal episode and of replay, read
  * without a lock; each value is current, but they are not a snapshot of one
@@ -210,7 +227,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 		snowflake_node_worker_id() < 0;
 	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick,
 												  snowflake_node_worker_id()));
-	values[i++] = TimestampTzGetDatum(epoch + last_ms * 1000);
+	values[i++] = snowflake_status_time(epoch, last_ms);
 	values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
 	values[i++] = Int64GetDatum((int64) ids_issued);
 	values[i++] = Int64GetDatum((int64) leads_taken);
@@ -221,7 +238,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->refusal_logged) != 0);
 	/* no mark before the first ID after initdb */
 	nulls[i] = mark_ms == 0;
-	values[i++] = TimestampTzGetDatum(epoch + mark_ms * 1000);
+	values[i++] = snowflake_status_time(epoch, mark_ms);
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->writer_marks));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->backend_marks));
 	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->write_duration_us) / 1000.0);
@@ -229,7 +246,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = BoolGetDatum(state->mark_writer_latch != NULL);
 	values[i++] = BoolGetDatum(state->mark_invalid);
 	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->redo_write_failed) != 0);
-	values[i++] = TimestampTzGetDatum(epoch + (layout->max_ms + 1) * 1000);
+	values[i++] = snowflake_status_time(epoch, layout->max_ms + 1);
 	/* 1.4 */
 	values[i++] = Int64GetDatum((int64) ticks_burnt);
 	Assert(i == lengthof(values));
