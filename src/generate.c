@@ -284,6 +284,26 @@ snowflake_at_floor(uint64 tick, uint64 floor)
 }
 
 /*
+ * Record how far the clock, now_ms, stepped back: below the clock as an
+ * earlier claim read it, since the start.  Those readings were never ahead
+ * of the clock, so the step is never overstated.  A call that waits because
+ * max_lead was lowered below the generator's lead finds no step.
+ */
+static void
+snowflake_record_step_back(int64 now_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	uint64		read_ms = 0;
+
+	for (int slot = 0; slot < MaxBackends; slot++)
+		read_ms = Max(read_ms,
+					  pg_atomic_read_u64(&state->backend_counts[slot].n.clock_ms));
+	if ((int64) read_ms > now_ms)
+		snowflake_raise_counter(&state->max_step_back_ms,
+								read_ms - (uint64) now_ms);
+}
+
+/*
  * A call's waits for the clock: when it first waited, how long its waits may
  * take in all, and whether a counter of waits counted it yet.
  */
@@ -395,9 +415,7 @@ snowflake_wait_for_clock(uint64 last, uint64 first, uint64 end,
 	above_registry_floor =
 		snowflake_at_floor(last,
 						   pg_atomic_read_u64(&state->registry_floor_tick));
-	if (!resuming && !above_registry_floor)
-		snowflake_raise_counter(&state->max_step_back_ms,
-								(uint64) (below_ms - now_ms));
+	snowflake_record_step_back(now_ms);
 
 	waited_ms = snowflake_waited_ms(waits, 0);
 	if (waited_ms >= waits->allowed_ms)
@@ -521,7 +539,8 @@ snowflake_my_counts(void)
 
 /*
  * Count the ticks first to last, just issued, and those of them ahead of the
- * clock, in this backend's slot (plain stores: no other process writes it).
+ * clock, and keep now_ms, the clock the claim read, in this backend's slot
+ * (plain stores: no other process writes it).
  */
 static void
 snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
@@ -538,6 +557,7 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 		pg_atomic_write_u64(&slot->n.leads,
 							pg_atomic_read_u64(&slot->n.leads) +
 							(last - Max(first, first_ahead) + 1));
+	pg_atomic_write_u64(&slot->n.clock_ms, (uint64) now_ms);
 }
 
 /*

@@ -408,6 +408,7 @@ snowflake_shmem_startup(void)
 			pg_atomic_init_u64(&state->backend_counts[i].n.ids, 0);
 			pg_atomic_init_u64(&state->backend_counts[i].n.leads, 0);
 			pg_atomic_init_u64(&state->backend_counts[i].n.burnt, 0);
+			pg_atomic_init_u64(&state->backend_counts[i].n.clock_ms, 0);
 		}
 		pg_atomic_init_u32(&state->refusal_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);

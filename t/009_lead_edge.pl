@@ -23,7 +23,8 @@
 # burnt one tick for almost every ID issued there.  Fewer than 1% of the
 # ticks may be burnt (snowflake_status.ticks_burnt), and at 1000 ms, where
 # the generator never falls back to the clock, the ticks it moved beyond the
-# IDs issued say the same without the counter.
+# IDs issued say the same without the counter.  Last, max_lead lowered by
+# reload below the generator's lead is not recorded as a step of the clock.
 
 use strict;
 use warnings;
@@ -156,6 +157,25 @@ my ($burnt, $issued) = split /\|/, $node->safe_psql('postgres',
 is($issued, 4 * (103424 + 128000), 'four sessions: every ID counted');
 cmp_ok($burnt, '<', $issued / 100,
 	"four sessions: fewer ticks burnt than 1% of the IDs issued ($burnt)");
+
+# A lead lowered below the generator's, by reload, makes calls wait for the
+# clock, but it is no step of the clock: max_step_back_ms stays 0 (1.3
+# recorded how far the generator was ahead).  The four sessions above
+# already lowered theirs from 1000 ms to 100 ms.
+$node->safe_psql('postgres',
+	'SELECT count(snowflake_next_id()) FROM (SELECT generate_series(1, 300000)) g');
+my $behind_waits = $node->safe_psql('postgres',
+	'SELECT clock_behind_waits FROM snowflake_status');
+alter_system($node, 'snowflake.max_lead' => 0,
+	'snowflake.max_clock_wait' => 5000);
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT snowflake_next_id() > 0;
+SELECT clock_behind_waits > $behind_waits, max_step_back_ms
+FROM snowflake_status}),
+	"t\nt|0",
+	'max_lead lowered from 1000 to 0 by reload: a call waits for the clock, '
+	  . 'and max_step_back_ms records no step');
 $node->stop;
 
 done_testing();
