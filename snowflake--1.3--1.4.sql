@@ -3,10 +3,12 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.4'" to load this file. \quit
 
--- snowflake_status: ticks_burnt, the ticks that additions claimed and did
--- not issue (issue 24).  A view's columns and a function's result cannot
--- change in place: both are made again, as 1.1 made them, with the new
--- column last.
+-- snowflake_status (issue 24): ticks_burnt, the ticks that claims took and
+-- did not issue; coarse_margin_ms, how far the coarse clock is trusted to
+-- lag the clock; coarse_clock_misses, the claims that the exact clock caught
+-- it lagging more.  A view's columns and a function's result cannot change
+-- in place: both are made again, as 1.1 made them, with the new columns
+-- last.
 DROP VIEW snowflake_status;
 DROP FUNCTION snowflake_status();
 
@@ -34,7 +36,9 @@ CREATE FUNCTION snowflake_status(
 	OUT mark_invalid boolean,
 	OUT replayed_mark_unwritten boolean,
 	OUT time_runs_out timestamptz,
-	OUT ticks_burnt bigint)
+	OUT ticks_burnt bigint,
+	OUT coarse_margin_ms bigint,
+	OUT coarse_clock_misses bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_status'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

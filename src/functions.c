@@ -11,8 +11,8 @@
  */
 #include "postgres.h"
 
-#include "fmgr.h"
 #include "common/int.h"
+#include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/timestamp.h"
@@ -187,8 +187,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 	const SnowflakeLayout *layout = &snowflake_layout;
 	SnowflakeSharedState *state = snowflake_state;
 	TupleDesc	tupdesc;
-	Datum		values[23];
-	bool		nulls[23];
+	Datum		values[25];
+	bool		nulls[25];
 	TimestampTz epoch;
 	uint64		last_tick;
 	int64		last_ms;
@@ -249,6 +249,10 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = snowflake_status_time(epoch, layout->max_ms + 1);
 	/* 1.4 */
 	values[i++] = Int64GetDatum((int64) ticks_burnt);
+	/* no margin where there is no coarse clock */
+	nulls[i] = snowflake_coarse_lag_ms < 0;
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->coarse_margin_ms));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->coarse_misses));
 	Assert(i == lengthof(values));
 	Assert(tupdesc->natts <= lengthof(values));
 

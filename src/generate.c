@@ -561,32 +561,45 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 }
 
 /*
- * Count a tick that an addition claimed and did not issue, in this backend's
- * slot: snowflake_status shows them as ticks_burnt.
+ * Count n ticks that a claim took and did not issue, in this backend's slot:
+ * snowflake_status shows them as ticks_burnt.
  */
 static void
-snowflake_count_burnt(void)
+snowflake_count_burnt(uint64 n)
 {
 	SnowflakeBackendCounts *slot = snowflake_my_counts();
 
 	if (slot != NULL)
 		pg_atomic_write_u64(&slot->n.burnt,
-							pg_atomic_read_u64(&slot->n.burnt) + 1);
+							pg_atomic_read_u64(&slot->n.burnt) + n);
 }
 
 /*
  * Did this backend's last claim find the generator far enough ahead of the
  * clock for the coarse clock to do, and far enough inside max_lead?  Then
  * the next claim tries it first.  The coarse clock lags the clock by up to
- * snowflake_coarse_lag_ms, so near the edge of the lead an addition checked
- * against it finds the lead used up where the clock does not, and burns its
- * tick.  So only a claim at least that lag inside the lead turns this on
- * (see snowflake_claim_done), and a burnt tick turns it off: a generator
- * kept at the edge by a long load claims on the exact clock there, burning
- * nothing, and the coarse clock takes over again only once the generator
- * has fallen back that far inside the lead.
+ * its margin (snowflake_coarse_margin), so near the edge of the lead an
+ * addition checked against it finds the lead used up where the clock does
+ * not, and burns its tick.  So only a claim at least the margin inside the
+ * lead turns this on (see snowflake_claim_done), and a burnt tick turns it
+ * off: a generator kept at the edge by a long load claims on the exact clock
+ * there, burning nothing, and the coarse clock takes over again only once
+ * the generator has fallen back that far inside the lead.
  */
 static bool snowflake_claim_in_lead = false;
+
+/*
+ * How far the coarse clock is trusted to lag the clock, in milliseconds: the
+ * kernel's timer ticks allow snowflake_coarse_lag_ms, and every backend
+ * widens the margin when the exact clock finds the coarse clock lagging
+ * more (see snowflake_coarse_claim_holds).  Where there is no coarse clock
+ * it is never read.
+ */
+static inline int64
+snowflake_coarse_margin(void)
+{
+	return (int64) pg_atomic_read_u64(&snowflake_state->coarse_margin_ms);
+}
 
 /*
  * Is a claim of first_ms to end_ms, made on the exact clock now_ms, far
@@ -596,9 +609,56 @@ static bool snowflake_claim_in_lead = false;
 static inline bool
 snowflake_clear_of_edges(int64 first_ms, int64 end_ms, int64 now_ms)
 {
-	return snowflake_coarse_lag_ms >= 0 &&
-		first_ms >= now_ms + snowflake_coarse_lag_ms &&
-		end_ms <= now_ms + snowflake_max_lead_ms - snowflake_coarse_lag_ms;
+	int64		margin_ms;
+
+	if (snowflake_coarse_lag_ms < 0)
+		return false;
+	margin_ms = snowflake_coarse_margin();
+	return first_ms >= now_ms + margin_ms &&
+		end_ms <= now_ms + snowflake_max_lead_ms - margin_ms;
+}
+
+/*
+ * The millisecond of this backend's last claim on the coarse clock that the
+ * exact clock checked (see snowflake_coarse_claim_holds).
+ */
+static int64 snowflake_checked_ms = -1;
+
+/*
+ * May a claim of the ticks first to end, which the coarse clock, read as
+ * coarse_ms before the claim, let through, be issued?  Its first tick lies
+ * the margin ahead of the coarse clock; that is ahead of the clock at the
+ * start of the call only while the coarse clock lags by less than the
+ * margin, which the kernel's timer ticks do not bound.  So the exact clock,
+ * read now, after the claim, checks the first claim this backend makes in
+ * each millisecond: at most one read a millisecond of IDs.  Where it reads
+ * past the first tick's millisecond, the claim could carry a time before
+ * the clock at the start of its call: count the miss, widen every backend's
+ * margin to twice the lag found, and refuse the claim, whose ticks are
+ * burnt; the call claims again on the exact clock.  The claims between two
+ * checks are not checked.
+ */
+static bool
+snowflake_coarse_claim_holds(const SnowflakeLayout *layout, uint64 first,
+							 uint64 end, int64 coarse_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	int64		first_ms = (int64) (first >> layout->sequence_bits);
+	int64		exact_ms;
+	int			us_into_ms;
+
+	if (first_ms == snowflake_checked_ms)
+		return true;
+	snowflake_checked_ms = first_ms;
+	exact_ms = snowflake_clock_ms(&us_into_ms);
+	if (first_ms >= exact_ms)
+		return true;
+	pg_atomic_fetch_add_u64(&state->coarse_misses, 1);
+	snowflake_raise_counter(&state->coarse_margin_ms,
+							(uint64) (2 * (exact_ms - coarse_ms)));
+	snowflake_count_burnt(end - first + 1);
+	snowflake_claim_in_lead = false;
+	return false;
 }
 
 /*
@@ -618,19 +678,21 @@ snowflake_claim_fits(const SnowflakeLayout *layout, int64 end_ms,
 /*
  * Claim the tick above the newest with one atomic addition, on the coarse
  * clock, and return it in *tick, when the generator is far enough ahead of
- * the coarse clock that the clock cannot have reached the tick, and not so
- * far that the tick lies beyond max_lead of it (the coarse clock is never
- * ahead of the clock) or at the durable mark.  Otherwise the tick, if one
- * was added, is burnt, never issued, and this returns false, for a claim
- * that reads the newest tick and the clock first.  The coarse clock and the
- * mark are read before the addition: the clock then was no later than the
- * clock at the addition, and the mark only grows.
+ * the coarse clock that the clock cannot have reached the tick (the margin:
+ * see snowflake_coarse_claim_holds), and not so far that the tick lies
+ * beyond max_lead of it (the coarse clock is never ahead of the clock) or at
+ * the durable mark.  Otherwise the tick, if one was added, is burnt, never
+ * issued, and this returns false, for a claim that reads the newest tick
+ * and the clock first.  The coarse clock and the mark are read before the
+ * addition: the clock then was no later than the clock at the addition, and
+ * the mark only grows.
  */
 static bool
 snowflake_claim_one_ahead(const SnowflakeLayout *layout, uint64 *tick,
 						  int64 *now_ms)
 {
 	uint64		mark = pg_atomic_read_u64(&snowflake_state->durable_mark);
+	int64		margin_ms = snowflake_coarse_margin();
 	int64		coarse_ms;
 	int64		tick_ms;
 
@@ -638,25 +700,25 @@ snowflake_claim_one_ahead(const SnowflakeLayout *layout, uint64 *tick,
 		return false;
 	*tick = pg_atomic_fetch_add_u64(&snowflake_state->last_tick, 1) + 1;
 	tick_ms = (int64) (*tick >> layout->sequence_bits);
-	if (tick_ms >= coarse_ms + snowflake_coarse_lag_ms &&
+	if (tick_ms >= coarse_ms + margin_ms &&
 		snowflake_claim_fits(layout, tick_ms, coarse_ms, mark))
 	{
 		*now_ms = coarse_ms;
-		return true;
+		return snowflake_coarse_claim_holds(layout, *tick, *tick, coarse_ms);
 	}
-	snowflake_count_burnt();
+	snowflake_count_burnt(1);
 	snowflake_claim_in_lead = false;
 	return false;
 }
 
 /*
  * The clock for a claim of the n ticks above last, in *now_ms: the coarse
- * clock, when the claim is far enough ahead of it that the clock cannot have
- * passed the claim's first millisecond (so the ticks above last are the
- * claim's, as the exact clock would make them) and the claim lies within
- * max_lead of it (the coarse clock is never ahead, so neither is the claim
- * of the exact one).  Otherwise the exact clock, with *us_into_ms.  Returns
- * whether the reading is exact.
+ * clock, when the claim is the margin ahead of it, so that the clock cannot
+ * have passed the claim's first millisecond (the ticks above last are the
+ * claim's, as the exact clock would make them; snowflake_coarse_claim_holds
+ * checks it), and the claim lies within max_lead of it (the coarse clock is
+ * never ahead, so neither is the claim of the exact one).  Otherwise the
+ * exact clock, with *us_into_ms.  Returns whether the reading is exact.
  */
 static bool
 snowflake_claim_clock(const SnowflakeLayout *layout, uint64 last, int64 n,
@@ -667,7 +729,7 @@ snowflake_claim_clock(const SnowflakeLayout *layout, uint64 last, int64 n,
 	if (snowflake_claim_in_lead &&
 		snowflake_coarse_clock_ms(&coarse_ms) && coarse_ms >= 0 &&
 		(int64) ((last + 1) >> layout->sequence_bits) >=
-		coarse_ms + snowflake_coarse_lag_ms &&
+		coarse_ms + snowflake_coarse_margin() &&
 		(int64) ((last + (uint64) n) >> layout->sequence_bits) <=
 		coarse_ms + snowflake_max_lead_ms)
 	{
@@ -724,7 +786,7 @@ snowflake_claim_added(SnowflakeSharedState *state,
 	if (snowflake_claim_fits(layout, (int64) (*tick >> layout->sequence_bits),
 							 now_ms, mark))
 		return true;
-	snowflake_count_burnt();
+	snowflake_count_burnt(1);
 	return false;
 }
 
@@ -763,7 +825,9 @@ snowflake_claim_done(const SnowflakeLayout *layout, uint64 gate,
  *
  * Returns with every tick of the block strictly above every tick issued
  * before, the whole block within max_lead of the clock and below the durable
- * mark, and its first tick not before the clock at the start of the call.
+ * mark, and its first tick not before the clock at the start of the call: by
+ * construction on the exact clock, and on the coarse clock while it lags by
+ * less than its margin (see snowflake_coarse_claim_holds).
  * One ID well inside the lead takes one atomic addition where claims may
  * add (see snowflake_claims_may_add), which a claim that got in first only
  * moves up; a block, a generator that moves up to
@@ -862,15 +926,20 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 				continue;
 			end = first;
 			end_ms = (int64) (end >> layout->sequence_bits);
-			break;
+		}
+		else if (!pg_atomic_compare_exchange_u64(&state->last_tick, &last,
+												 end))
+		{
+			/*
+			 * Otherwise install the end: a block, a generator moved up to
+			 * the clock, or an ID at the edge of the lead, which an addition
+			 * could push past it.
+			 */
+			continue;
 		}
 
-		/*
-		 * Otherwise install the end: a block, a generator moved up to the
-		 * clock, or an ID at the edge of the lead, which an addition could
-		 * push past it.
-		 */
-		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, end))
+		/* a claim on the coarse clock: the exact clock checks some */
+		if (exact || snowflake_coarse_claim_holds(layout, first, end, now_ms))
 			break;
 	}
 

@@ -31,7 +31,7 @@ typedef union SnowflakeBackendCounts
 	{
 		pg_atomic_uint64 ids;	/* IDs issued */
 		pg_atomic_uint64 leads; /* ... of them ahead of the clock */
-		pg_atomic_uint64 burnt; /* ticks added, then not issued */
+		pg_atomic_uint64 burnt; /* ticks claimed, then not issued */
 		pg_atomic_uint64 clock_ms;	/* the clock (or the coarse clock) as
 									 * the last claim read it, in ms since
 									 * the epoch */
@@ -73,6 +73,9 @@ typedef struct SnowflakeSharedState
 	 * ms until a larger mark is durable.
 	 */
 	pg_atomic_uint64 durable_mark pg_attribute_aligned(PG_CACHE_LINE_SIZE);
+	pg_atomic_uint64 coarse_margin_ms;	/* how far the coarse clock is
+										 * trusted to lag the clock (see
+										 * snowflake_coarse_claim_holds) */
 	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 	pg_atomic_uint32 enabled;	/* snowflake.enabled, as the postmaster last
 								 * read it */
@@ -116,6 +119,9 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 clock_behind_waits;	/* calls that waited for the clock */
 	pg_atomic_uint64 clock_errors;	/* calls refused: clock behind, resuming
 									 * above the mark, or clock jumped */
+	pg_atomic_uint64 coarse_misses; /* claims on the coarse clock that the
+									 * exact clock found lagging beyond the
+									 * margin */
 	pg_atomic_uint64 max_step_back_ms;	/* the furthest a waiting call found
 										 * the clock behind the clock that an
 										 * earlier claim read */
