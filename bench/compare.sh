@@ -15,19 +15,9 @@ rounds=5
 [ "${1:-}" = --rounds ] && { rounds=$2; shift 2; }
 [ $# -ge 1 ] || { echo "usage: bench/compare.sh [--rounds N] BINDIR..." >&2; exit 2; }
 if [ "$(id -u)" -eq 0 ]; then exec runuser -u postgres -- "$0" --rounds "$rounds" "$@"; fi
-bins=("$@"); dirs=()
-cleanup() { for i in "${!dirs[@]}"; do "${bins[$i]}/pg_ctl" -D "${dirs[$i]}/data" -m immediate stop >/dev/null 2>&1 || :; rm -rf "${dirs[$i]}"; done; }
-trap cleanup EXIT
-for i in "${!bins[@]}"; do
-	d=$(mktemp -d /var/tmp/snowflake-compare.XXXXXX); dirs+=("$d"); b=${bins[$i]}
-	"$b/initdb" -D "$d/data" -A trust >/dev/null
-	printf "%s\n" "shared_preload_libraries = 'snowflake'" "listen_addresses = ''" "unix_socket_directories = '$d'" \
-		"max_connections = 40" "shared_buffers = 128MB" "synchronous_commit = off" "jit = off" \
-		"snowflake.max_lead = 1000" >>"$d/data/postgresql.conf"
-	"$b/pg_ctl" -D "$d/data" -l "$d/log" -w start >/dev/null
-	PGHOST=$d "$b/psql" -d postgres -XAtq -v ON_ERROR_STOP=1 -c "CREATE EXTENSION snowflake" \
-		-c "CREATE SEQUENCE bench_seq" -c "SELECT snowflake_next_id()" >/dev/null
-done
+bins=("$@")
+. "$(dirname "$0")/servers.sh"
+start_servers compare "CREATE SEQUENCE bench_seq"
 n=4096000
 # run INSTALLATION NAME SESSIONS MAX_LEAD SQL: one pgbench run, as "i:name|sessions|IDs/s"
 run() {

@@ -35,8 +35,11 @@ snowflake_clock_ms(int *us_into_ms)
 }
 
 /*
- * How far the clock may be past the coarse clock, in whole milliseconds, or
- * -1 where there is no coarse clock (see snowflake_coarse_clock_ms).
+ * How far the clock may be past the coarse clock, in whole milliseconds, as
+ * the kernel's timer ticks let us expect, or -1 where there is no coarse
+ * clock (see snowflake_coarse_clock_ms).  The generator starts its margin
+ * here and widens it where the exact clock finds the coarse clock lagging
+ * more (see snowflake_coarse_claim_holds in generate.c).
  */
 int64		snowflake_coarse_lag_ms = -1;
 

@@ -24,7 +24,9 @@ extern int64 snowflake_monotonic_ms(void);
 /*
  * A cheaper reading of the clock, where generation needs only a bound on it
  * (see snowflake_claim_ticks): in milliseconds since the epoch, never ahead
- * of snowflake_clock_ms(), and less than snowflake_coarse_lag_ms behind it.
+ * of snowflake_clock_ms(), and behind it by what the kernel's timer ticks
+ * leave, which no kernel bounds: generation trusts it within a margin that
+ * starts at snowflake_coarse_lag_ms and that the exact clock checks.
  * Returns false where there is no such clock.
  */
 static inline bool

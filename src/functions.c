@@ -11,6 +11,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -164,10 +165,28 @@ snowflake_next_ids(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The time ms milliseconds after epoch, for the status: infinity where that
+ * lies past the largest timestamptz, as the end of a layout of 54 bits of
+ * time or more does.
+ */
+static Datum
+snowflake_status_time(TimestampTz epoch, int64 ms)
+{
+	TimestampTz ts;
+
+	if (pg_mul_s64_overflow(ms, 1000, &ts) ||
+		pg_add_s64_overflow(epoch, ts, &ts) || !IS_VALID_TIMESTAMP(ts))
+		TIMESTAMP_NOEND(ts);
+	return TimestampTzGetDatum(ts);
+}
+
+/*
  * snowflake_status() returns record: the generator's state, every counter
  * in shared memory and the flags of the refusal episode and of replay, read
  * without a lock; each value is current, but they are not a snapshot of one
- * instant.  Behind the snowflake_status view.
+ * instant.  Behind the snowflake_status view.  The columns added by a
+ * later version come last, so that a database whose extension is not
+ * updated yet gets the columns it declares.
  */
 Datum
 snowflake_status(PG_FUNCTION_ARGS)
@@ -175,8 +194,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 	const SnowflakeLayout *layout = &snowflake_layout;
 	SnowflakeSharedState *state = snowflake_state;
 	TupleDesc	tupdesc;
-	Datum		values[22];
-	bool		nulls[22];
+	Datum		values[25];
+	bool		nulls[25];
 	TimestampTz epoch;
 	uint64		last_tick;
 	int64		last_ms;
@@ -185,6 +204,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	int			us_into_ms;
 	uint64		ids_issued = 0;
 	uint64		leads_taken = 0;
+	uint64		ticks_burnt = 0;
 	int			i = 0;
 
 	snowflake_require_shared_state("show its status");
@@ -200,6 +220,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	{
 		ids_issued += pg_atomic_read_u64(&state->backend_counts[slot].n.ids);
 		leads_taken += pg_atomic_read_u64(&state->backend_counts[slot].n.leads);
+		ticks_burnt += pg_atomic_read_u64(&state->backend_counts[slot].n.burnt);
 	}
 	memset(nulls, false, sizeof(nulls));
 
@@ -213,7 +234,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 		snowflake_node_worker_id() < 0;
 	values[i++] = Int64GetDatum(snowflake_tick_id(layout, last_tick,
 												  snowflake_node_worker_id()));
-	values[i++] = TimestampTzGetDatum(epoch + last_ms * 1000);
+	values[i++] = snowflake_status_time(epoch, last_ms);
 	values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
 	values[i++] = Int64GetDatum((int64) ids_issued);
 	values[i++] = Int64GetDatum((int64) leads_taken);
@@ -224,7 +245,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->refusal_logged) != 0);
 	/* no mark before the first ID after initdb */
 	nulls[i] = mark_ms == 0;
-	values[i++] = TimestampTzGetDatum(epoch + mark_ms * 1000);
+	values[i++] = snowflake_status_time(epoch, mark_ms);
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->writer_marks));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->backend_marks));
 	values[i++] = Float8GetDatum(pg_atomic_read_u64(&state->write_duration_us) / 1000.0);
@@ -232,8 +253,15 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = BoolGetDatum(state->mark_writer_latch != NULL);
 	values[i++] = BoolGetDatum(state->mark_invalid);
 	values[i++] = BoolGetDatum(pg_atomic_read_u32(&state->redo_write_failed) != 0);
-	values[i++] = TimestampTzGetDatum(epoch + (layout->max_ms + 1) * 1000);
+	values[i++] = snowflake_status_time(epoch, layout->max_ms + 1);
+	/* 1.4 */
+	values[i++] = Int64GetDatum((int64) ticks_burnt);
+	/* no margin where there is no coarse clock */
+	nulls[i] = snowflake_coarse_lag_ms < 0;
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->coarse_margin_ms));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->coarse_misses));
 	Assert(i == lengthof(values));
+	Assert(tupdesc->natts <= lengthof(values));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -39,6 +39,7 @@ pg_noreturn static void snowflake_report_resuming(int64 ahead_ms,
 												  int64 lead_ms);
 pg_noreturn static void snowflake_report_registry_floor(int64 ahead_ms);
 pg_noreturn static void snowflake_report_clock_jump(int64 jump_ms);
+pg_noreturn static void snowflake_report_no_room(int64 n, int64 waited_ms);
 
 /*
  * Refusals that every generating call gets while a condition lasts.  The
@@ -283,23 +284,95 @@ snowflake_at_floor(uint64 tick, uint64 floor)
 }
 
 /*
- * The claim from first to end_ms lies beyond max_lead of the clock.  Below
- * first stands the newest tick, last, or the clock at the start of the call.
- * Wait a little for the clock, or error out once snowflake.max_clock_wait is
- * used up: for the clock to reach end_ms less max_lead when what stands
- * below the claim is within the lead (this millisecond's sequence is used
- * up, or a block reaches into a later one), for a clock that is behind the
- * newest ID (or went back during the call), or, after a restart, for the
- * clock to reach the durable mark.
+ * Record how far the clock, now_ms, stepped back: below the clock as an
+ * earlier claim read it, since the start.  Those readings were never ahead
+ * of the clock, so the step is never overstated.  A call that waits because
+ * max_lead was lowered below the generator's lead finds no step.
  */
 static void
-snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
-						 int64 now_ms, int us_into_ms, instr_time *wait_start,
-						 bool *counted)
+snowflake_record_step_back(int64 now_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	uint64		read_ms = 0;
+
+	for (int slot = 0; slot < MaxBackends; slot++)
+		read_ms = Max(read_ms,
+					  pg_atomic_read_u64(&state->backend_counts[slot].n.clock_ms));
+	if ((int64) read_ms > now_ms)
+		snowflake_raise_counter(&state->max_step_back_ms,
+								read_ms - (uint64) now_ms);
+}
+
+/*
+ * A call's waits for the clock: when it first waited, how long its waits may
+ * take in all, and whether a counter of waits counted it yet.
+ */
+typedef struct SnowflakeCallWaits
+{
+	instr_time	start;			/* zero until the call first waits */
+	int64		allowed_ms;		/* set at the first wait */
+	bool		counted;
+} SnowflakeCallWaits;
+
+/*
+ * How long the call has waited, in milliseconds; at its first wait, start
+ * the count, and allow the call snowflake.max_clock_wait in all, or, if
+ * longer, need_ms, what its claim needs at that first wait.
+ */
+static int64
+snowflake_waited_ms(SnowflakeCallWaits *waits, int64 need_ms)
+{
+	instr_time	waited;
+
+	if (INSTR_TIME_IS_ZERO(waits->start))
+	{
+		INSTR_TIME_SET_CURRENT(waits->start);
+		waits->allowed_ms = Max((int64) snowflake_max_clock_wait, need_ms);
+		return 0;
+	}
+	INSTR_TIME_SET_CURRENT(waited);
+	INSTR_TIME_SUBTRACT(waited, waits->start);
+	return (int64) INSTR_TIME_GET_MILLISEC(waited);
+}
+
+/*
+ * Refuse a claim of n ticks that waited waited_ms within the lead: each time
+ * the clock made room for it, calls that got in first took that room.
+ */
+static void
+snowflake_report_no_room(int64 n, int64 waited_ms)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("could not generate a snowflake ID: other calls took every ID within snowflake.max_lead"),
+			 errdetail("The call waited %lld ms for room for %lld IDs within snowflake.max_lead (%d ms) of the clock, and calls that got in first took the IDs of each new millisecond; snowflake.max_clock_wait is %d ms.",
+					   (long long) waited_ms, (long long) n,
+					   snowflake_max_lead_ms, snowflake_max_clock_wait),
+			 errhint("Ask for fewer IDs at once, or raise snowflake.max_lead so that the call may run further ahead of the clock.")));
+}
+
+/*
+ * The claim from first to end lies beyond max_lead of the clock.  Below
+ * first stands the newest tick, last, or the clock at the start of the call.
+ * Wait a little for the clock, or error out once the call's waits have used
+ * up snowflake.max_clock_wait, or what its claim needed at its first wait if
+ * that is longer (a single ID at the edge of the lead always waits for the
+ * next millisecond, as with Twitter's generator): for the clock to reach the
+ * claim's last millisecond less max_lead when what stands below the claim is
+ * within the lead (this millisecond's sequence is used up, or a block
+ * reaches into a later one; calls that got in first may take the room the
+ * clock makes, again and again), for a clock that is behind the newest ID
+ * (or went back during the call), or, after a restart, for the clock to
+ * reach the durable mark.
+ */
+static void
+snowflake_wait_for_clock(uint64 last, uint64 first, uint64 end,
+						 int64 now_ms, int us_into_ms,
+						 SnowflakeCallWaits *waits)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	int64		below_ms = (int64) ((first - 1) >> snowflake_layout.sequence_bits);
-	instr_time	waited;
+	int64		end_ms = (int64) (end >> snowflake_layout.sequence_bits);
 	int64		waited_ms;
 	int64		sleep_ms;
 	bool		resuming;
@@ -314,9 +387,12 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 	{
 		int64		ahead_ms = end_ms - snowflake_max_lead_ms - now_ms;
 
-		if (!*counted)
+		waited_ms = snowflake_waited_ms(waits, ahead_ms);
+		if (waited_ms >= waits->allowed_ms)
+			snowflake_report_no_room((int64) (end - first + 1), waited_ms);
+		if (!waits->counted)
 			pg_atomic_fetch_add_u64(&state->sequence_waits, 1);
-		*counted = true;
+		waits->counted = true;
 		/* to the microsecond for the next millisecond, else near it */
 		if (ahead_ms <= 1)
 			pg_usleep(1000 - us_into_ms);
@@ -324,7 +400,8 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 		{
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 (long) (ahead_ms - 1),
+							 (long) Max(Min(ahead_ms - 1,
+											waits->allowed_ms - waited_ms), 1),
 							 snowflake_wait_event(SNOWFLAKE_WAIT_CLOCK));
 			ResetLatch(MyLatch);
 		}
@@ -338,16 +415,10 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 	above_registry_floor =
 		snowflake_at_floor(last,
 						   pg_atomic_read_u64(&state->registry_floor_tick));
-	if (!resuming && !above_registry_floor)
-		snowflake_raise_counter(&state->max_step_back_ms,
-								(uint64) (below_ms - now_ms));
+	snowflake_record_step_back(now_ms);
 
-	if (INSTR_TIME_IS_ZERO(*wait_start))
-		INSTR_TIME_SET_CURRENT(*wait_start);
-	INSTR_TIME_SET_CURRENT(waited);
-	INSTR_TIME_SUBTRACT(waited, *wait_start);
-	waited_ms = INSTR_TIME_GET_MILLISEC(waited);
-	if (waited_ms >= snowflake_max_clock_wait)
+	waited_ms = snowflake_waited_ms(waits, 0);
+	if (waited_ms >= waits->allowed_ms)
 	{
 		if (above_registry_floor)
 			snowflake_report_registry_floor(below_ms + 1 - now_ms);
@@ -355,11 +426,11 @@ snowflake_wait_for_clock(uint64 last, uint64 first, int64 end_ms,
 			snowflake_report_resuming(below_ms + 1 - now_ms, end_ms - now_ms);
 		snowflake_report_clock_behind(below_ms - now_ms, end_ms - now_ms);
 	}
-	if (!*counted)
+	if (!waits->counted)
 		pg_atomic_fetch_add_u64(&state->clock_behind_waits, 1);
-	*counted = true;
+	waits->counted = true;
 	sleep_ms = Min(below_ms - now_ms - snowflake_max_lead_ms,
-				   snowflake_max_clock_wait - waited_ms);
+				   waits->allowed_ms - waited_ms);
 	sleep_ms = Max(Min(sleep_ms, 100), 1);
 	(void) WaitLatch(MyLatch,
 					 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -457,33 +528,138 @@ snowflake_require_time_left(const SnowflakeLayout *layout, int64 tick_ms)
 				 errhint("Choose a later snowflake.epoch for a new ID space.")));
 }
 
+/* This backend's slot of counts, or NULL in a process that has none. */
+static inline SnowflakeBackendCounts *
+snowflake_my_counts(void)
+{
+	if (MyProc == NULL || snowflake_proc_number(MyProc) >= MaxBackends)
+		return NULL;
+	return &snowflake_state->backend_counts[snowflake_proc_number(MyProc)];
+}
+
 /*
  * Count the ticks first to last, just issued, and those of them ahead of the
- * clock, in this backend's slot (plain stores: no other process writes it).
+ * clock, and keep now_ms, the clock the claim read, in this backend's slot
+ * (plain stores: no other process writes it).
  */
 static void
 snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 					uint64 last, int64 now_ms)
 {
-	SnowflakeBackendCounts *slot;
+	SnowflakeBackendCounts *slot = snowflake_my_counts();
 	uint64		first_ahead = (uint64) (now_ms + 1) << layout->sequence_bits;
 
-	if (MyProc == NULL || snowflake_proc_number(MyProc) >= MaxBackends)
+	if (slot == NULL)
 		return;
-	slot = &snowflake_state->backend_counts[snowflake_proc_number(MyProc)];
 	pg_atomic_write_u64(&slot->n.ids,
 						pg_atomic_read_u64(&slot->n.ids) + (last - first + 1));
 	if (last >= first_ahead)
 		pg_atomic_write_u64(&slot->n.leads,
 							pg_atomic_read_u64(&slot->n.leads) +
 							(last - Max(first, first_ahead) + 1));
+	pg_atomic_write_u64(&slot->n.clock_ms, (uint64) now_ms);
+}
+
+/*
+ * Count n ticks that a claim took and did not issue, in this backend's slot:
+ * snowflake_status shows them as ticks_burnt.
+ */
+static void
+snowflake_count_burnt(uint64 n)
+{
+	SnowflakeBackendCounts *slot = snowflake_my_counts();
+
+	if (slot != NULL)
+		pg_atomic_write_u64(&slot->n.burnt,
+							pg_atomic_read_u64(&slot->n.burnt) + n);
 }
 
 /*
  * Did this backend's last claim find the generator far enough ahead of the
- * clock for the coarse clock to do?  Then the next claim tries it first.
+ * clock for the coarse clock to do, and far enough inside max_lead?  Then
+ * the next claim tries it first.  The coarse clock lags the clock by up to
+ * its margin (snowflake_coarse_margin), so near the edge of the lead an
+ * addition checked against it finds the lead used up where the clock does
+ * not, and burns its tick.  So only a claim at least the margin inside the
+ * lead turns this on (see snowflake_claim_done), and a burnt tick turns it
+ * off: a generator kept at the edge by a long load claims on the exact clock
+ * there, burning nothing, and the coarse clock takes over again only once
+ * the generator has fallen back that far inside the lead.
  */
 static bool snowflake_claim_in_lead = false;
+
+/*
+ * How far the coarse clock is trusted to lag the clock, in milliseconds: the
+ * kernel's timer ticks allow snowflake_coarse_lag_ms, and every backend
+ * widens the margin when the exact clock finds the coarse clock lagging
+ * more (see snowflake_coarse_claim_holds).  Where there is no coarse clock
+ * it is never read.
+ */
+static inline int64
+snowflake_coarse_margin(void)
+{
+	return (int64) pg_atomic_read_u64(&snowflake_state->coarse_margin_ms);
+}
+
+/*
+ * Is a claim of first_ms to end_ms, made on the exact clock now_ms, far
+ * enough from both ends of the lead for the next claim to try the coarse
+ * clock (see snowflake_claim_in_lead)?
+ */
+static inline bool
+snowflake_clear_of_edges(int64 first_ms, int64 end_ms, int64 now_ms)
+{
+	int64		margin_ms;
+
+	if (snowflake_coarse_lag_ms < 0)
+		return false;
+	margin_ms = snowflake_coarse_margin();
+	return first_ms >= now_ms + margin_ms &&
+		end_ms <= now_ms + snowflake_max_lead_ms - margin_ms;
+}
+
+/*
+ * The millisecond of this backend's last claim on the coarse clock that the
+ * exact clock checked (see snowflake_coarse_claim_holds).
+ */
+static int64 snowflake_checked_ms = -1;
+
+/*
+ * May a claim of the ticks first to end, which the coarse clock, read as
+ * coarse_ms before the claim, let through, be issued?  Its first tick lies
+ * the margin ahead of the coarse clock; that is ahead of the clock at the
+ * start of the call only while the coarse clock lags by less than the
+ * margin, which the kernel's timer ticks do not bound.  So the exact clock,
+ * read now, after the claim, checks the first claim this backend makes in
+ * each millisecond: at most one read a millisecond of IDs.  Where it reads
+ * past the first tick's millisecond, the claim could carry a time before
+ * the clock at the start of its call: count the miss, widen every backend's
+ * margin to twice the lag found, and refuse the claim, whose ticks are
+ * burnt; the call claims again on the exact clock.  The claims between two
+ * checks are not checked.
+ */
+static bool
+snowflake_coarse_claim_holds(const SnowflakeLayout *layout, uint64 first,
+							 uint64 end, int64 coarse_ms)
+{
+	SnowflakeSharedState *state = snowflake_state;
+	int64		first_ms = (int64) (first >> layout->sequence_bits);
+	int64		exact_ms;
+	int			us_into_ms;
+
+	if (first_ms == snowflake_checked_ms)
+		return true;
+	snowflake_checked_ms = first_ms;
+	exact_ms = snowflake_clock_ms(&us_into_ms);
+	if (first_ms >= exact_ms)
+		return true;
+	pg_atomic_fetch_add_u64(&state->coarse_misses, 1);
+	snowflake_raise_counter(&state->coarse_margin_ms,
+							(uint64) (2 * (exact_ms - coarse_ms)));
+	snowflake_count_burnt(end - first + 1);
+	snowflake_claim_in_lead = false;
+	return false;
+}
 
 /*
  * May a claim that ends in end_ms be issued: within max_lead of now_ms,
@@ -502,19 +678,21 @@ snowflake_claim_fits(const SnowflakeLayout *layout, int64 end_ms,
 /*
  * Claim the tick above the newest with one atomic addition, on the coarse
  * clock, and return it in *tick, when the generator is far enough ahead of
- * the coarse clock that the clock cannot have reached the tick, and not so
- * far that the tick lies beyond max_lead of it (the coarse clock is never
- * ahead of the clock) or at the durable mark.  Otherwise the tick, if one
- * was added, is burnt, never issued, and this returns false, for a claim
- * that reads the newest tick and the clock first.  The coarse clock and the
- * mark are read before the addition: the clock then was no later than the
- * clock at the addition, and the mark only grows.
+ * the coarse clock that the clock cannot have reached the tick (the margin:
+ * see snowflake_coarse_claim_holds), and not so far that the tick lies
+ * beyond max_lead of it (the coarse clock is never ahead of the clock) or at
+ * the durable mark.  Otherwise the tick, if one was added, is burnt, never
+ * issued, and this returns false, for a claim that reads the newest tick
+ * and the clock first.  The coarse clock and the mark are read before the
+ * addition: the clock then was no later than the clock at the addition, and
+ * the mark only grows.
  */
 static bool
 snowflake_claim_one_ahead(const SnowflakeLayout *layout, uint64 *tick,
 						  int64 *now_ms)
 {
 	uint64		mark = pg_atomic_read_u64(&snowflake_state->durable_mark);
+	int64		margin_ms = snowflake_coarse_margin();
 	int64		coarse_ms;
 	int64		tick_ms;
 
@@ -522,24 +700,25 @@ snowflake_claim_one_ahead(const SnowflakeLayout *layout, uint64 *tick,
 		return false;
 	*tick = pg_atomic_fetch_add_u64(&snowflake_state->last_tick, 1) + 1;
 	tick_ms = (int64) (*tick >> layout->sequence_bits);
-	if (tick_ms >= coarse_ms + snowflake_coarse_lag_ms &&
+	if (tick_ms >= coarse_ms + margin_ms &&
 		snowflake_claim_fits(layout, tick_ms, coarse_ms, mark))
 	{
 		*now_ms = coarse_ms;
-		return true;
+		return snowflake_coarse_claim_holds(layout, *tick, *tick, coarse_ms);
 	}
+	snowflake_count_burnt(1);
 	snowflake_claim_in_lead = false;
 	return false;
 }
 
 /*
  * The clock for a claim of the n ticks above last, in *now_ms: the coarse
- * clock, when the claim is far enough ahead of it that the clock cannot have
- * passed the claim's first millisecond (so the ticks above last are the
- * claim's, as the exact clock would make them) and the claim lies within
- * max_lead of it (the coarse clock is never ahead, so neither is the claim
- * of the exact one).  Otherwise the exact clock, with *us_into_ms.  Returns
- * whether the reading is exact.
+ * clock, when the claim is the margin ahead of it, so that the clock cannot
+ * have passed the claim's first millisecond (the ticks above last are the
+ * claim's, as the exact clock would make them; snowflake_coarse_claim_holds
+ * checks it), and the claim lies within max_lead of it (the coarse clock is
+ * never ahead, so neither is the claim of the exact one).  Otherwise the
+ * exact clock, with *us_into_ms.  Returns whether the reading is exact.
  */
 static bool
 snowflake_claim_clock(const SnowflakeLayout *layout, uint64 last, int64 n,
@@ -550,7 +729,7 @@ snowflake_claim_clock(const SnowflakeLayout *layout, uint64 last, int64 n,
 	if (snowflake_claim_in_lead &&
 		snowflake_coarse_clock_ms(&coarse_ms) && coarse_ms >= 0 &&
 		(int64) ((last + 1) >> layout->sequence_bits) >=
-		coarse_ms + snowflake_coarse_lag_ms &&
+		coarse_ms + snowflake_coarse_margin() &&
 		(int64) ((last + (uint64) n) >> layout->sequence_bits) <=
 		coarse_ms + snowflake_max_lead_ms)
 	{
@@ -604,9 +783,11 @@ snowflake_claim_added(SnowflakeSharedState *state,
 					  uint64 mark, uint64 *tick)
 {
 	*tick = pg_atomic_fetch_add_u64(&state->last_tick, 1) + 1;
-	return snowflake_claim_fits(layout,
-								(int64) (*tick >> layout->sequence_bits),
-								now_ms, mark);
+	if (snowflake_claim_fits(layout, (int64) (*tick >> layout->sequence_bits),
+							 now_ms, mark))
+		return true;
+	snowflake_count_burnt(1);
+	return false;
 }
 
 /*
@@ -630,9 +811,9 @@ snowflake_claim_done(const SnowflakeLayout *layout, uint64 gate,
 	Assert((uint64) end_ms < pg_atomic_read_u64(&snowflake_state->durable_mark));
 
 	if (exact)
-		snowflake_claim_in_lead = snowflake_coarse_lag_ms >= 0 &&
-			(int64) (first >> layout->sequence_bits) >=
-			now_ms + snowflake_coarse_lag_ms;
+		snowflake_claim_in_lead =
+			snowflake_clear_of_edges((int64) (first >> layout->sequence_bits),
+									 end_ms, now_ms);
 	snowflake_count_ids(layout, first, end, now_ms);
 	snowflake_end_refusal_episode();
 	snowflake_refresh_mark_early(end_ms);
@@ -644,7 +825,9 @@ snowflake_claim_done(const SnowflakeLayout *layout, uint64 gate,
  *
  * Returns with every tick of the block strictly above every tick issued
  * before, the whole block within max_lead of the clock and below the durable
- * mark, and its first tick not before the clock at the start of the call.
+ * mark, and its first tick not before the clock at the start of the call: by
+ * construction on the exact clock, and on the coarse clock while it lags by
+ * less than its margin (see snowflake_coarse_claim_holds).
  * One ID well inside the lead takes one atomic addition where claims may
  * add (see snowflake_claims_may_add), which a claim that got in first only
  * moves up; a block, a generator that moves up to
@@ -652,8 +835,9 @@ snowflake_claim_done(const SnowflakeLayout *layout, uint64 gate,
  * which a claim that got in first makes fail and retry.  A block that does
  * not fit yet waits as a single tick does: for the clock to
  * reach its last millisecond, or for a clock that is behind, within
- * max_clock_wait.  The caller makes sure that n ticks can fit within
- * max_lead at all.
+ * max_clock_wait in all (see snowflake_wait_for_clock), however often
+ * claims that got in first take the room the clock makes.  The caller
+ * makes sure that n ticks can fit within max_lead at all.
  *
  * *worker_id is set to the worker id the ticks are issued under: the
  * registry's claim that the gate let through, or snowflake.worker_id.
@@ -671,12 +855,13 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 	int64		call_ms = -1;
 	int			us_into_ms = 0;
 	bool		exact;
-	bool		counted_wait = false;
-	instr_time	wait_start;
+	SnowflakeCallWaits waits;
 	uint64		gate;
 
 	Assert(n >= 1);
-	INSTR_TIME_SET_ZERO(wait_start);
+	INSTR_TIME_SET_ZERO(waits.start);
+	waits.allowed_ms = 0;
+	waits.counted = false;
 	for (;;)
 	{
 		/* again after every wait: the claim may have been lost meanwhile */
@@ -718,8 +903,8 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 				snowflake_claim_in_lead = false;
 				continue;
 			}
-			snowflake_wait_for_clock(last, first, end_ms, now_ms, us_into_ms,
-									 &wait_start, &counted_wait);
+			snowflake_wait_for_clock(last, first, end, now_ms, us_into_ms,
+									 &waits);
 			CHECK_FOR_INTERRUPTS();
 			continue;
 		}
@@ -741,15 +926,20 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 				continue;
 			end = first;
 			end_ms = (int64) (end >> layout->sequence_bits);
-			break;
+		}
+		else if (!pg_atomic_compare_exchange_u64(&state->last_tick, &last,
+												 end))
+		{
+			/*
+			 * Otherwise install the end: a block, a generator moved up to
+			 * the clock, or an ID at the edge of the lead, which an addition
+			 * could push past it.
+			 */
+			continue;
 		}
 
-		/*
-		 * Otherwise install the end: a block, a generator moved up to the
-		 * clock, or an ID at the edge of the lead, which an addition could
-		 * push past it.
-		 */
-		if (pg_atomic_compare_exchange_u64(&state->last_tick, &last, end))
+		/* a claim on the coarse clock: the exact clock checks some */
+		if (exact || snowflake_coarse_claim_holds(layout, first, end, now_ms))
 			break;
 	}
 

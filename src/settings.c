@@ -176,10 +176,12 @@ const SnowflakeSetting snowflake_settings[] = {
 	{
 		.name = "snowflake.max_clock_wait",
 		.kind = SNOWFLAKE_SETTING_DURATION,
-		.short_desc = "Longest time one call waits for a clock that is behind.",
+		.short_desc = "Longest time one call waits for the clock.",
 		.long_desc = "When the clock reads earlier than the generator's state "
-		"allows (beyond snowflake.max_lead), a call waits up to this long for "
-		"it to catch up, then fails. 0 fails at once.",
+		"allows (beyond snowflake.max_lead), or other calls keep taking the "
+		"IDs that the clock makes room for, a call waits up to this long in "
+		"all, then fails; it always waits as long as its own IDs first "
+		"needed. 0 fails at once.",
 		.context = PGC_SUSET,
 		.flags = GUC_UNIT_MS,
 		.int_var = &snowflake_max_clock_wait,

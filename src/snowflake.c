@@ -399,6 +399,9 @@ snowflake_shmem_startup(void)
 		pg_atomic_init_u64(&state->clock_behind_waits, 0);
 		pg_atomic_init_u64(&state->clock_errors, 0);
 		pg_atomic_init_u64(&state->max_step_back_ms, 0);
+		pg_atomic_init_u64(&state->coarse_margin_ms,
+						   (uint64) Max(snowflake_coarse_lag_ms, 0));
+		pg_atomic_init_u64(&state->coarse_misses, 0);
 		pg_atomic_init_u64(&state->writer_marks, 0);
 		pg_atomic_init_u64(&state->backend_marks, 0);
 		pg_atomic_init_u64(&state->write_duration_us, 0);
@@ -407,6 +410,8 @@ snowflake_shmem_startup(void)
 		{
 			pg_atomic_init_u64(&state->backend_counts[i].n.ids, 0);
 			pg_atomic_init_u64(&state->backend_counts[i].n.leads, 0);
+			pg_atomic_init_u64(&state->backend_counts[i].n.burnt, 0);
+			pg_atomic_init_u64(&state->backend_counts[i].n.clock_ms, 0);
 		}
 		pg_atomic_init_u32(&state->refusal_logged, 0);
 		pg_atomic_init_u64(&state->episode_first_error, 0);

@@ -17,12 +17,13 @@
 #include "storage/lwlock.h"
 
 /*
- * The IDs a backend issued, and how many of them ahead of the clock, in a
- * slot that only the backend with that PGPROC number writes, each on its own
- * cache line: counting costs a plain load and store on a line no other
- * process writes, rather than an atomic increment of a line that every
- * generating backend fights over.  A backend that takes over a slot goes on
- * counting from its values.
+ * The IDs a backend issued, how many of them ahead of the clock, the ticks
+ * its additions burnt, and the clock its last claim read, in a slot that
+ * only the backend with that PGPROC number writes, each on its own cache
+ * line: counting costs a plain load and store on a line no other process
+ * writes, rather than an atomic increment of a line that every generating
+ * backend fights over.  A backend that takes over a slot goes on counting
+ * from its values.
  */
 typedef union SnowflakeBackendCounts
 {
@@ -30,6 +31,10 @@ typedef union SnowflakeBackendCounts
 	{
 		pg_atomic_uint64 ids;	/* IDs issued */
 		pg_atomic_uint64 leads; /* ... of them ahead of the clock */
+		pg_atomic_uint64 burnt; /* ticks claimed, then not issued */
+		pg_atomic_uint64 clock_ms;	/* the clock (or the coarse clock) as
+									 * the last claim read it, in ms since
+									 * the epoch */
 	}			n;
 	char		pad[PG_CACHE_LINE_SIZE];
 } SnowflakeBackendCounts;
@@ -68,6 +73,9 @@ typedef struct SnowflakeSharedState
 	 * ms until a larger mark is durable.
 	 */
 	pg_atomic_uint64 durable_mark pg_attribute_aligned(PG_CACHE_LINE_SIZE);
+	pg_atomic_uint64 coarse_margin_ms;	/* how far the coarse clock is
+										 * trusted to lag the clock (see
+										 * snowflake_coarse_claim_holds) */
 	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 	pg_atomic_uint32 enabled;	/* snowflake.enabled, as the postmaster last
 								 * read it */
@@ -111,8 +119,12 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 clock_behind_waits;	/* calls that waited for the clock */
 	pg_atomic_uint64 clock_errors;	/* calls refused: clock behind, resuming
 									 * above the mark, or clock jumped */
-	pg_atomic_uint64 max_step_back_ms;	/* the furthest the clock was found
-										 * behind the newest ID */
+	pg_atomic_uint64 coarse_misses; /* claims on the coarse clock that the
+									 * exact clock found lagging beyond the
+									 * margin */
+	pg_atomic_uint64 max_step_back_ms;	/* the furthest a waiting call found
+										 * the clock behind the clock that an
+										 * earlier claim read */
 	pg_atomic_uint64 writer_marks;	/* marks made durable by the writer */
 	pg_atomic_uint64 backend_marks; /* ... and by backends */
 	pg_atomic_uint64 episode_first_error;	/* clock_errors when the current

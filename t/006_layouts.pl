@@ -9,6 +9,8 @@
 #    exactly, checked through node's JSON.parse);
 #  - a 4-bit sequence (16 IDs a millisecond) makes 4 sessions wait for the
 #    next millisecond all the time, and still no ID repeats or goes back;
+#  - snowflake_status works for layouts of 53 to 62 bits of time, whose
+#    time runs out past the largest timestamptz from 54 bits on;
 #  - a restart with another layout or epoch refuses to generate and says
 #    what changed, until the change is accepted, and then every new ID is
 #    greater than every old one.
@@ -195,6 +197,43 @@ is( $narrow->safe_psql(
 SELECT count(*) FROM ids
 WHERE (snowflake_parse(id)).ts > date_trunc('milliseconds', after)}),
 	'0', '... and no ID ahead of the clock (max_lead is 0)');
+
+# The status view for layouts whose time runs out past the largest
+# timestamptz (294276 AD): from 54 bits of time on.  1.3 failed with 22008
+# at 54 and 55 bits and showed the epoch itself at 62 (the arithmetic
+# wrapped); 53 bits end in 287,626 AD, which timestamptz holds.
+foreach my $case ([ 53, 0, 5, 5 ], [ 54, 2, 2, 5 ], [ 55, 0, 4, 4 ],
+	[ 62, 0, 0, 1 ])
+{
+	my ($time_bits, $dc_bits, $worker_bits, $seq_bits) = @$case;
+	my $long = snowflake_node(
+		"time$time_bits",
+		node_ids   => 0,
+		extra_conf => qq{
+snowflake.time_bits = $time_bits
+snowflake.datacenter_bits = $dc_bits
+snowflake.worker_bits = $worker_bits
+snowflake.sequence_bits = $seq_bits
+});
+	start_node($long);
+	my ($ret, $stdout, $stderr) = $long->psql(
+		'postgres', qq{
+CREATE EXTENSION snowflake;
+SELECT snowflake_next_id() > 0;
+-- every column as text, as SELECT * prints it
+SELECT s::text <> '' FROM snowflake_status s;
+SELECT isfinite(last_id_time) AND abs(extract(epoch FROM last_id_time - now())) < 60,
+	isfinite(durable_mark) AND durable_mark > now(),
+	CASE WHEN $time_bits <= 53
+		THEN time_runs_out = epoch + (2::numeric ^ $time_bits)::bigint * interval '1 ms'
+		ELSE time_runs_out = 'infinity' END
+FROM snowflake_status;});
+	is($ret, 0, "$time_bits bits of time: snowflake_status works") or diag $stderr;
+	is($stdout, "t\nt\nt|t|t",
+		"... its last ID's time and its mark are now, and time_runs_out is "
+		  . ($time_bits <= 53 ? 'the end of the bits' : 'infinity'));
+	$long->stop;
+}
 
 # The guard: a restart with another layout refuses to generate.
 my $max_before = $narrow->safe_psql('postgres', 'SELECT max(id) FROM ids');

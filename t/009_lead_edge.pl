@@ -14,6 +14,17 @@
 # Either way no ID is repeated, each session's IDs strictly increase, and no
 # ID's time lies before its statement's start or beyond max_lead of the
 # clock after it.
+#
+# Then a long load at the edge: after a burst has used the lead up, one
+# session (and then four) streams IDs faster than the 8-bit sequence's 256
+# a millisecond, at max_lead 20, 100 and 1000 ms.  The generator then stays
+# at the edge of the lead, where a claim checked against the coarse clock,
+# which lags the clock, would find the lead used up and burn its tick; 1.3
+# burnt one tick for almost every ID issued there.  Fewer than 1% of the
+# ticks may be burnt (snowflake_status.ticks_burnt), and at 1000 ms, where
+# the generator never falls back to the clock, the ticks it moved beyond the
+# IDs issued say the same without the counter.  Last, max_lead lowered by
+# reload below the generator's lead is not recorded as a step of the clock.
 
 use strict;
 use warnings;
@@ -90,5 +101,81 @@ FROM (SELECT snowflake_timestamp(id) AS t, started, after FROM ids) x}),
 		"$bits-bit sequence: calls waited at the edge of the lead");
 	$node->stop;
 }
+
+# the newest tick of an 8-bit sequence (41, 5, 5 and 8 bits), the ticks
+# burnt, the IDs issued and the calls that waited at the edge, so far
+my $counts = q{(last_id >> 18) * 256 + (last_id & 255) AS tick,
+	ticks_burnt AS burnt, ids_issued AS issued, sequence_waits AS waits
+FROM snowflake_status};
+my $node = snowflake_node('stream',
+	extra_conf => "snowflake.sequence_bits = 8\n"
+	  . "snowflake.max_lead = 1000\n");
+start_node($node);
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+foreach my $stream_lead (20, 100, 1000)
+{
+	# a burst four times the lead, then 2 s of IDs at the ceiling
+	my $burst = 4 * 256 * ($stream_lead + 1);
+	my ($burnt, $issued, $moved, $waits) = split /\|/, $node->safe_psql(
+		'postgres', qq{
+\\o /dev/null
+SET snowflake.max_lead = $stream_lead;
+SELECT pg_sleep(1.1);
+SELECT count(snowflake_next_id()) FROM generate_series(1, $burst);
+SELECT $counts \\gset
+SELECT count(snowflake_next_id()) FROM generate_series(1, 512000);
+\\o
+SELECT burnt - :burnt, issued - :issued, tick - :tick - (issued - :issued),
+	waits - :waits
+FROM (SELECT $counts) s;});
+	is($issued, 512000, "max_lead $stream_lead ms: one session streams 512000 IDs after a burst");
+	cmp_ok($waits, '>', 0, "max_lead $stream_lead ms: ... at the edge of the lead (calls waited there)");
+	cmp_ok($burnt, '<', $issued / 100,
+		"max_lead $stream_lead ms: ... burning fewer ticks than 1% of them ($burnt)");
+	cmp_ok($moved, '<', $issued / 100,
+		"max_lead $stream_lead ms: ... and the generator moved fewer ticks beyond them ($moved)")
+	  if $stream_lead == 1000;
+}
+
+# four sessions at once, max_lead 100 ms, each a burst and then a stream
+my ($burnt0, $issued0) = split /\|/,
+  $node->safe_psql('postgres', 'SELECT ticks_burnt, ids_issued FROM snowflake_status');
+$node->pgbench(
+	'--no-vacuum --client=4 --jobs=2 --transactions=1',
+	0,
+	[qr{processed: 4/4}],
+	[qr{^$}],
+	'four sessions burst, then stream IDs at the edge of a 100 ms lead',
+	{
+		'009_stream' => "SET snowflake.max_lead = 100;\n"
+		  . 'SELECT count(snowflake_next_id()) FROM generate_series(1, 103424);'
+		  . "\n"
+		  . 'SELECT count(snowflake_next_id()) FROM generate_series(1, 128000);'
+	});
+my ($burnt, $issued) = split /\|/, $node->safe_psql('postgres',
+	"SELECT ticks_burnt - $burnt0, ids_issued - $issued0 FROM snowflake_status");
+is($issued, 4 * (103424 + 128000), 'four sessions: every ID counted');
+cmp_ok($burnt, '<', $issued / 100,
+	"four sessions: fewer ticks burnt than 1% of the IDs issued ($burnt)");
+
+# A lead lowered below the generator's, by reload, makes calls wait for the
+# clock, but it is no step of the clock: max_step_back_ms stays 0 (1.3
+# recorded how far the generator was ahead).  The four sessions above
+# already lowered theirs from 1000 ms to 100 ms.
+$node->safe_psql('postgres',
+	'SELECT count(snowflake_next_id()) FROM (SELECT generate_series(1, 300000)) g');
+my $behind_waits = $node->safe_psql('postgres',
+	'SELECT clock_behind_waits FROM snowflake_status');
+alter_system($node, 'snowflake.max_lead' => 0,
+	'snowflake.max_clock_wait' => 5000);
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT snowflake_next_id() > 0;
+SELECT clock_behind_waits > $behind_waits, max_step_back_ms
+FROM snowflake_status}),
+	"t\nt|0",
+	'max_lead lowered from 1000 to 0 by reload: a call waits for the clock, '
+	  . 'and max_step_back_ms records no step');
+$node->stop;
 
 done_testing();

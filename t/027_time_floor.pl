@@ -1,0 +1,87 @@
+
+# Copyright (c) 2026, the snowflake authors
+
+# The time floor on the coarse clock: an ID claimed well ahead of the clock
+# is checked against the kernel's coarse clock, which lags the clock, and
+# the generator trusts that lag to stay below a margin (five timer ticks and
+# 1 ms).  Under libfaketime at 10 times real speed the coarse clock lags ten
+# times further in the server's time, as on a kernel or a host that holds
+# its timer ticks back: 1.3 then issued thousands of 160,000 IDs with a time
+# before clock_timestamp() read just before the call, and counted them as
+# ahead of the clock.
+#
+# Now each backend checks its first claim of every millisecond of IDs on the
+# coarse clock against the exact clock, refuses a claim found before it,
+# counts the miss (coarse_clock_misses) and widens the margin of every
+# backend to twice the lag found (coarse_margin_ms).  An ID before its
+# call's clock can only come from the claims between two checks, at most a
+# millisecond of IDs (64 with this 6-bit sequence) a miss: in each of three
+# runs of 160,000 IDs, mostly ahead of the clock, the IDs found before their
+# call's clock are at most 64 for each miss the run counted (none without
+# one), and the margin widened if and only if a miss was counted.  Whether
+# the coarse clock lags beyond the margin in a run depends on the moment: a
+# run may have no miss.
+#
+# max_connections is 20, so that a millisecond's 64 IDs are more than the
+# server's backends and claims add (see snowflake_claims_may_add).
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $node = faketime_node('floor',
+	rate       => 10,
+	extra_conf => "snowflake.sequence_bits = 6\n"
+	  . "snowflake.max_lead = 1000\n"
+	  . "max_connections = 20\n");
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION snowflake;
+CREATE TABLE ids (run int, before timestamptz, id bigint);
+});
+my $margin0 = $node->safe_psql('postgres',
+	'SELECT coarse_margin_ms FROM snowflake_status');
+SKIP:
+{
+	skip 'no coarse clock on this system', 6 if $margin0 eq '';
+	my $misses = 0;
+	foreach my $run (1 .. 3)
+	{
+		# clock_timestamp() is read before snowflake_next_id() is called
+		my ($before, $misses_now, $ahead) = split /\|/, $node->safe_psql(
+			'postgres', qq{
+INSERT INTO ids SELECT $run, clock_timestamp(), snowflake_next_id()
+FROM (SELECT generate_series(1, 160000)) g;
+SELECT count(*) FILTER (WHERE snowflake_timestamp(id)
+		< date_trunc('milliseconds', before)),
+	(SELECT coarse_clock_misses FROM snowflake_status),
+	count(*) FILTER (WHERE snowflake_timestamp(id) > before)
+FROM ids WHERE run = $run});
+		cmp_ok($before, '<=', 64 * ($misses_now - $misses),
+			"run $run, clock at 10x: IDs before their call's clock ($before) "
+			  . 'are at most a millisecond of IDs for each miss counted ('
+			  . ($misses_now - $misses) . ')');
+		cmp_ok($ahead, '>', 0,
+			"run $run: ... of IDs claimed ahead of the clock ($ahead)")
+		  if $run == 1;
+		$misses = $misses_now;
+	}
+	my $margin = $node->safe_psql('postgres',
+		'SELECT coarse_margin_ms FROM snowflake_status');
+	is($margin > $margin0 ? 1 : 0, $misses > 0 ? 1 : 0,
+		"the margin widened from $margin0 ms (to $margin) where a miss was "
+		  . "counted ($misses)");
+	is( $node->safe_psql(
+			'postgres', q{
+SELECT count(*) = count(DISTINCT id) FROM ids}),
+		't', 'every ID is distinct');
+}
+
+done_testing();
