@@ -148,7 +148,7 @@
 #include "wal.h"
 
 /* the default_version of snowflake.control (t/000_metadata.pl checks) */
-#define SNOWFLAKE_VERSION "1.3"
+#define SNOWFLAKE_VERSION "1.4"
 
 SNOWFLAKE_MODULE_MAGIC;
 
