@@ -26,11 +26,16 @@ TAP_TESTS = 1
 # Tests that need a server without the preload.
 NOPRELOAD_REGRESS = nopreload registry
 
-# Warnings are on for every build and errors for none: a packager's compiler
-# must not fail on them.  CI turns them into errors on the command line
-# (make PG_CFLAGS=-Werror, which this appends to), and builds once more with
-# PG_CPPFLAGS=-DUSE_ASSERT_CHECKING.
-override PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter
+# Warnings are on for every build and errors for none but one: a packager's
+# compiler must not fail on them.  CI turns them into errors on the command
+# line (make PG_CFLAGS=-Werror, which this appends to), and builds once more
+# with PG_CPPFLAGS=-DUSE_ASSERT_CHECKING.  The one is a function called
+# without its declaration, as when a new major's headers no longer include
+# the one that declares it: C then assumes it returns an int, which cuts a
+# returned pointer to 32 bits, and the library crashes the server (as with
+# heap_form_tuple on PostgreSQL 19) instead of failing to build.
+override PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter \
+	-Werror=implicit-function-declaration
 
 # The registry worker is a libpq client, as contrib/dblink is.  override, so
 # that CI's PG_CPPFLAGS=-DUSE_ASSERT_CHECKING adds to this.

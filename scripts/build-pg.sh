@@ -6,12 +6,16 @@
 #
 #   scripts/build-pg.sh 18      prints .../bin/pg_config of PostgreSQL 18
 #
+# A major's tarball is its newest release (postgresql-18.6.tar.bz2), else
+# its newest release candidate or beta (postgresql-19beta3.tar.bz2).
+#
 # The tarball's SHA-256 is checked against SHA256SUMS beside it.  The build
 # is installed under $SNOWFLAKE_PG_CACHE (default /var/cache/snowflake-pg),
 # in a folder named after the tarball's hash and the build's version, so a
 # machine builds each tarball once and a changed one is built anew.  A file
 # "complete" is written into that folder last, so a build cut short is
-# started again.
+# started again.  One build runs at a time on a machine: a second call
+# that must build waits for the first (a lock in the cache folder).
 # Exits 2, printing nothing on stdout, when no tarball for the major is
 # there; 1 when the checksum or the build fails.  Run as root the first
 # time (it installs bison and flex, which release tarballs of 18 need).
@@ -35,7 +39,14 @@ if [ -z "$sources" ]; then
 fi
 cache=${SNOWFLAKE_PG_CACHE:-/var/cache/snowflake-pg}
 
-tarball=$(ls "$sources"/postgresql-"$major".*.tar.bz2 2>/dev/null | sort -V | tail -n 1 || true)
+# the newest tarball of the first kind there is: releases, then release
+# candidates, then betas
+tarball=
+for kind in . rc beta; do
+	tarball=$(ls "$sources"/postgresql-"$major$kind"[0-9]*.tar.bz2 2>/dev/null |
+		sort -V | tail -n 1 || true)
+	[ -n "$tarball" ] && break
+done
 if [ -z "$tarball" ]; then
 	echo "build-pg.sh: no PostgreSQL $major source tarball in $sources" >&2
 	exit 2
@@ -52,6 +63,14 @@ recipe=3
 prefix="$cache/${name%.tar.bz2}-$hash-r$recipe"
 
 if [ ! -e "$prefix/complete" ]; then
+	mkdir -p "$cache"
+	exec 9>"$cache/build.lock"
+	if ! flock -n 9; then
+		echo "build-pg.sh: waiting for another build of a PostgreSQL to finish" >&2
+		flock 9
+	fi
+fi
+if [ ! -e "$prefix/complete" ]; then
 	for p in bison flex zlib1g-dev libssl-dev; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 			missing="${missing:-} $p"
@@ -65,7 +84,6 @@ if [ ! -e "$prefix/complete" ]; then
 	build=$(mktemp -d /tmp/snowflake-pg-build.XXXXXX)
 	trap 'rm -rf "$build"' EXIT
 	rm -rf "$prefix"
-	mkdir -p "$cache"
 	(
 		cd "$build"
 		tar xjf "$tarball"

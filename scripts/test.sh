@@ -18,16 +18,17 @@
 #                  so a package that puts a file where PostgreSQL does not
 #                  look fails.
 #
-# On PostgreSQL 18, built from its source tarball in ../shared/pg once per
-# machine (scripts/build-pg.sh):
+# On PostgreSQL 16, 17 and 18, and on 19beta3 (a beta, an early warning;
+# its steps say "(beta)"), each built from its source tarball in
+# ../shared/pg once per machine (scripts/build-pg.sh):
 #
 #   gcc -Werror    built with warnings as errors and installed into a
 #                  scratch copy of that build; runs every test, as on 15.
-#                  Its TAP tests may run pg_upgrade from the 15 above
-#                  (SNOWFLAKE_UPGRADE_FROM_BINDIR).
+#                  Its TAP tests may run pg_upgrade from each major tested
+#                  before it (SNOWFLAKE_UPGRADE_FROM_BINDIR).
 #
-# Without the tarball, PostgreSQL 15 runs alone, and the output says so
-# before the closing line.
+# A major without its tarball is not tested, and the output says so at its
+# step and again before the closing line.
 #
 # The scratch copies live in a temporary directory; nothing but the gcc
 # build for 15 is installed on the machine.  initdb refuses to run as root,
@@ -36,7 +37,7 @@
 # and the lines of its servers' logs that tell of a crash are printed
 # before the closing line (the temporary directory, and with it the logs,
 # is removed on exit).  That line, "N passed, N failed", counts every test
-# of both majors: each build, each regression and isolation test and each
+# of every major: each build, each regression and isolation test and each
 # TAP assertion.
 #
 # SNOWFLAKE_PG_CONFIG names the PostgreSQL 15 to build for and install into
@@ -268,13 +269,27 @@ run_sql_tests()
 	run_tests "$name: isolation tests" "$dir" "$pgc" installcheck REGRESS= TAP_TESTS=
 }
 
-# every TAP file; prove -j runs the files in parallel but prints each
-# file's output whole, and --timer when it started and how long it took
+# the TAP files that take longest, one to two minutes each on 2 cores:
+# prove -j starts the files in the order given, and these go first, so that
+# the run does not end with one of them running alone
+slow_tap_files="t/011_crash.pl t/030_registry.pl t/033_registry_faults.pl
+	t/034_registry_lease.pl t/040_pg_upgrade.pl t/043_patroni.pl"
+
+# every TAP file, the slow ones first; prove -j runs the files in parallel
+# but prints each file's output whole, and --timer when it started and how
+# long it took
 run_tap_tests()
 {
-	local name=$1 dir=$2 pgc=$3
+	local name=$1 dir=$2 pgc=$3 slow= rest= file
+	for file in t/*.pl; do
+		case " $(echo $slow_tap_files) " in
+		*" $file "*) slow="$slow $file" ;;
+		*) rest="$rest $file" ;;
+		esac
+	done
 	run_tests "$name: TAP tests" "$dir" "$pgc" \
-		installcheck REGRESS= ISOLATION= PROVE_FLAGS="--verbose --timer -j$prove_jobs"
+		installcheck REGRESS= ISOLATION= PROVE_TESTS="${slow# }$rest" \
+		PROVE_FLAGS="--verbose --timer -j$prove_jobs"
 }
 
 failures="$work/failures.log"
@@ -317,38 +332,57 @@ else
 	check "$pg: Debian package unpacked into a scratch PostgreSQL" false
 fi
 
-# 5. PostgreSQL 18, built once per machine from ../shared/pg; snowflake goes
-# into a scratch copy of that build, which stays as it is.  Every test, the
-# TAP files with the 15 above to upgrade from.
-pg18_missing=
-pg18_cache_config=$(scripts/build-pg.sh 18)
-case $? in
-0)
-	check "PostgreSQL 18: a scratch copy of its build" \
-		cp -a "$(dirname "$(dirname "$pg18_cache_config")")" "$work/pg18"
-	pg18_config="$work/pg18/bin/pg_config"
-	find "$work/pg18/lib" "$work/pg18/share" -name 'snowflake*' -prune -exec rm -rf {} +
-	copy_tree "$work/gcc18"
-	check "PostgreSQL 18: gcc build with -Werror" \
-		make -C "$work/gcc18" -s PG_CONFIG="$pg18_config" PG_CFLAGS=-Werror all install
-	run_sql_tests "PostgreSQL 18: gcc build" "$work/gcc18" "$pg18_config"
-	SNOWFLAKE_UPGRADE_FROM_BINDIR=$("$pg_config" --bindir) \
-		run_tap_tests "PostgreSQL 18: gcc build" "$work/gcc18" "$pg18_config"
-	;;
-2)
-	pg18_missing="PostgreSQL 18 NOT TESTED: scripts/build-pg.sh found no source tarball of it in ${SNOWFLAKE_PG_SOURCES:-../shared/pg}; only $pg was tested (SNOWFLAKE_PG_SOURCES names another directory)"
-	echo "$pg18_missing"
-	;;
-*)
-	check "PostgreSQL 18: built by scripts/build-pg.sh 18 (its errors are above)" false
-	;;
-esac
+# 5. The supported majors after 15 and the next major, a beta (an early
+# warning of what it breaks), each built once per machine from
+# ../shared/pg; snowflake goes into a scratch copy of that build, which
+# stays as it is.  Every test.  The TAP files get every older major tested
+# before with snowflake installed, to pg_upgrade from.  t/000_metadata.pl
+# reads the newest supported major here.
+supported_majors="16 17 18"
+beta_majors="19"
+upgrade_from=$("$pg_config" --bindir)
+not_tested=
+for major in $supported_majors $beta_majors; do
+	cache_config=$(scripts/build-pg.sh "$major")
+	case $? in
+	0)
+		# the name in every step: the major, and the beta or release
+		# candidate it is when it is one
+		version=$("$cache_config" --version | sed -E 's/^PostgreSQL ([^ ]+).*/\1/')
+		case $version in
+		*beta* | *rc*) name="PostgreSQL $version (beta)" ;;
+		*) name="PostgreSQL $major" ;;
+		esac
+		cfg="$work/pg$major/bin/pg_config"
+		check "$name: a scratch copy of its build" \
+			cp -a "$(dirname "$(dirname "$cache_config")")" "$work/pg$major"
+		find "$work/pg$major/lib" "$work/pg$major/share" -name 'snowflake*' -prune \
+			-exec rm -rf {} +
+		copy_tree "$work/gcc$major"
+		check "$name: gcc build with -Werror" \
+			make -C "$work/gcc$major" -s PG_CONFIG="$cfg" PG_CFLAGS=-Werror all install
+		run_sql_tests "$name: gcc build" "$work/gcc$major" "$cfg"
+		SNOWFLAKE_UPGRADE_FROM_BINDIR=$upgrade_from \
+			run_tap_tests "$name: gcc build" "$work/gcc$major" "$cfg"
+		[ -f "$("$cfg" --pkglibdir)/snowflake.so" ] &&
+			upgrade_from="$upgrade_from:$("$cfg" --bindir)"
+		;;
+	2)
+		missing="PostgreSQL $major NOT TESTED: scripts/build-pg.sh found no source tarball of it in ${SNOWFLAKE_PG_SOURCES:-../shared/pg} (SNOWFLAKE_PG_SOURCES names another directory)"
+		echo "$missing"
+		not_tested="$not_tested$missing"$'\n'
+		;;
+	*)
+		check "PostgreSQL $major: built by scripts/build-pg.sh $major (its errors are above)" false
+		;;
+	esac
+done
 
 if [ -s "$failures" ]; then
 	echo "=== the TAP files that failed: their logs"
 	cat "$failures"
 fi
-[ -n "$pg18_missing" ] && echo "$pg18_missing"
+printf '%s' "$not_tested"
 passed=$((tests_passed + steps_passed))
 failed=$((tests_failed + steps_failed))
 [ "$failed" -ne 0 ] && status=1

@@ -2,8 +2,8 @@
  *
  * compat.h
  *		The differences between the PostgreSQL majors snowflake builds for,
- *		15 to 18, in one place.  Each guard names the major that made the
- *		change; the code elsewhere calls the names defined here.
+ *		15 to 18 and 19 (a beta), in one place.  Each guard names the major
+ *		that made the change; the code elsewhere calls the names defined here.
  *
  * Copyright (c) 2026, the snowflake authors
  *
@@ -138,5 +138,11 @@ snowflake_zone_abbrev_type(int field, char *token)
 #else
 #define SNOWFLAKE_MODULE_MAGIC	PG_MODULE_MAGIC
 #endif
+
+/*
+ * 19: executor/tuptable.h, and with it funcapi.h, no longer includes
+ * access/htup_details.h; the files that call heap_form_tuple() include it
+ * themselves, which every major allows, so no guard is needed.
+ */
 
 #endif							/* SNOWFLAKE_COMPAT_H */

@@ -11,6 +11,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"

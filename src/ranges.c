@@ -16,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "catalog/pg_opfamily_d.h"
 #include "catalog/pg_type_d.h"

@@ -48,11 +48,13 @@ like($meta->{version} // '', qr/^\d+\.\d+\.\d+$/,
 	'META.json has a semantic version');
 
 # The majors supported run from the oldest that src/compat.h accepts to the
-# newest that scripts/test.sh tests, in META.json and in the README.
+# newest that scripts/test.sh tests as supported (not as a beta), in
+# META.json and in the README.
 my ($oldest) =
   slurp("$top/src/compat.h") =~ /^#if PG_VERSION_NUM < (\d+)0000\n#error/m;
-my ($newest) = sort { $b <=> $a }
-  slurp("$top/scripts/test.sh") =~ /scripts\/build-pg\.sh (\d+)/g;
+my ($supported) =
+  slurp("$top/scripts/test.sh") =~ /^supported_majors="([\d ]+)"$/m;
+my ($newest) = sort { $b <=> $a } split ' ', $supported // '';
 ok(defined $oldest && defined $newest,
 	'compat.h names the oldest major, test.sh builds the newest')
   or ($oldest, $newest) = (0, 0);
