@@ -764,10 +764,12 @@ SELECT * FROM snowflake_registry.configure();
 RESET ROLE;
 
 --
--- Finding 9: there is no advisory lock to take, and no role but the owner
--- may lock the registry's rows or tables
+-- Finding 9: there is no advisory lock to take (but 1.3's own, which
+-- legacy_refresh takes only while a 1.3 registry is still in the database,
+-- as every 1.3 server does), and no role but the owner may lock the
+-- registry's rows or tables
 --
-SELECT count(*) AS functions_taking_advisory_locks FROM pg_proc
+SELECT proname AS functions_taking_advisory_locks FROM pg_proc
 WHERE pronamespace = 'snowflake_registry'::regnamespace
   AND prosrc ~* 'advisory';
 SET SESSION AUTHORIZATION mallory;
@@ -978,7 +980,7 @@ SELECT floor >= :'promise_13' AS above_13_promise,
 	floor >= :'before_claim' AS above_clock
 FROM snowflake_registry.claims WHERE worker_id = 2;
 SELECT worker_id, system_identifier, token IS NULL AS no_token,
-	checked_in_at = 'infinity' AS held_for_good, idle, released,
+	checked_in_at = '9999-12-31 00:00:00+00' AS held_for_good, idle, released,
 	issued_until = '9999-12-31 00:00:00+00' AS issued_until_end_of_time
 FROM snowflake_claims WHERE worker_id = 2;
 -- another new server gets the claim silent for longer than its 1.3 reclaim
@@ -1034,7 +1036,7 @@ SELECT snowflake_registry.release(0, 4) <= clock_timestamp() AS free_now;
 SELECT * FROM pg_temp.status() WHERE worker_id = 4;
 RESET ROLE;
 -- the 1.3 table shows every pair held for good by 1.4 servers
-SELECT worker_id, checked_in_at = 'infinity' AS held_for_good, released
+SELECT worker_id, checked_in_at = '9999-12-31 00:00:00+00' AS held_for_good, released
 FROM snowflake_claims ORDER BY 1;
 
 -- every server runs 1.4: the update goes through and drops 1.3's registry
