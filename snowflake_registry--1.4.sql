@@ -212,22 +212,42 @@ BEGIN
 		SELECT * INTO s FROM snowflake_registry.settings;
 	END IF;
 	IF s.epoch_key IS DISTINCT FROM key THEN
-		SELECT * INTO s FROM snowflake_registry.settings FOR UPDATE;
-		IF s.epoch_key IS DISTINCT FROM key THEN
-			UPDATE snowflake_registry.settings
-			SET epoch = s.epoch OPERATOR(pg_catalog.+) 1,
-				epoch_key = key,
-				epoch_floor = GREATEST(s.epoch_floor,
-					pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+)
-					s.lease OPERATOR(pg_catalog.+) s.margin,
-					s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease
-					OPERATOR(pg_catalog.+) s.margin)
-			RETURNING * INTO s;
-		END IF;
+		-- Any floor computed after the key changed covers what was forgotten,
+		-- so a call that finds another one starting the epoch (whose
+		-- transaction may stay open) does not wait for it: it starts the
+		-- epoch for itself, with the same number and a floor of its own.
+		BEGIN
+			SELECT * INTO s FROM snowflake_registry.settings FOR UPDATE NOWAIT;
+			IF s.epoch_key IS DISTINCT FROM key THEN
+				UPDATE snowflake_registry.settings
+				SET epoch = s.epoch OPERATOR(pg_catalog.+) 1,
+					epoch_key = key,
+					epoch_floor = snowflake_registry.epoch_floor(s)
+				RETURNING * INTO s;
+			END IF;
+		EXCEPTION WHEN lock_not_available THEN
+			number := s.epoch OPERATOR(pg_catalog.+) 1;
+			floor := snowflake_registry.epoch_floor(s);
+			RETURN;
+		END;
 	END IF;
 	number := s.epoch;
 	floor := s.epoch_floor;
 END
+$$;
+
+-- The floor of an epoch that starts now: the registry's clock plus the lease
+-- plus the margin, and past the end of every promise made under the lease
+-- before the last change.
+CREATE FUNCTION snowflake_registry.epoch_floor(s snowflake_registry.settings)
+RETURNS timestamptz
+LANGUAGE sql VOLATILE
+AS $$
+	SELECT GREATEST(s.epoch_floor,
+		pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+)
+		s.lease OPERATOR(pg_catalog.+) s.margin,
+		s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease
+		OPERATOR(pg_catalog.+) s.margin)
 $$;
 
 -- The promise a holder gets now: the registry's clock plus the lease, never
@@ -967,6 +987,8 @@ COMMENT ON FUNCTION snowflake_registry.epoch_key() IS
 	'The key of the registry''s history: timeline, postmaster start, database and claims table (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch() IS
 	'The registry''s epoch and its floor, starting a new epoch when the key changed (internal).';
+COMMENT ON FUNCTION snowflake_registry.epoch_floor(snowflake_registry.settings) IS
+	'The floor of an epoch that starts now (internal).';
 COMMENT ON FUNCTION snowflake_registry.promise(timestamptz) IS
 	'The promise a holder gets now: the registry''s clock plus the lease, never below the one it had (internal).';
 COMMENT ON FUNCTION snowflake_registry.holder(snowflake_registry.claims) IS
