@@ -361,7 +361,11 @@ BEGIN
 						 THEN c.state ELSE excluded.state END,
 			confirmed = excluded.confirmed,
 			version = excluded.version, token = excluded.token,
-			promise = GREATEST(c.promise, excluded.promise),
+			-- a clean shutdown lowers the promise to the newest ID, as 1.4's
+			-- idle does; otherwise it only grows
+			promise = CASE WHEN excluded.state OPERATOR(pg_catalog.=) 'idle'
+						   THEN excluded.promise
+						   ELSE GREATEST(c.promise, excluded.promise) END,
 			system_identifier = excluded.system_identifier,
 			extended_at = excluded.extended_at,
 			legacy_reclaim_lease = excluded.legacy_reclaim_lease
