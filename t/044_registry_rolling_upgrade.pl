@@ -484,7 +484,7 @@ reg('CREATE EXTENSION snowflake_registry');
 is( join(' ', map { status14($_) } 0 .. 2),
 	'-|legacy held|s1 -|legacy held|s2 -|legacy held|s3',
 	'CREATE EXTENSION snowflake_registry takes in the three 1.3 claims');
-foreach my $statement (split /;\n/, SnowflakeTest::_fleet_doc_registry_sql())
+foreach my $statement (split /;\n/, fleet_doc_registry_sql())
 {
 	$statement =~ s/^(?:--[^\n]*\n)+//;
 	next if $statement !~ /\S/ || $statement =~ /^CREATE EXTENSION/;

@@ -79,6 +79,8 @@ our @EXPORT = qw(
   registry_conninfo
   fleet_doc_registry_sql
   fleet_doc_login_sql
+  registry_nodes_conninfo
+  restore_data_dir
   next_pair
   wait_for_pair
   wait_for_refusal
@@ -310,7 +312,10 @@ sub snowflake_standby
 
 A started server that serves as the worker id registry: no preload,
 CREATE EXTENSION snowflake_registry in database postgres, with a lease of
-C<lease> (default 2 s) set by snowflake_registry.configure.  With C<clock>
+C<lease> (default 2 s) set by snowflake_registry.configure.  C<init> is a
+hash of parameters for PostgreSQL::Test::Cluster's init (such as
+C<allows_streaming> and C<has_archiving>, for a registry with standbys or
+an archive), and C<extra_conf> is added to its postgresql.conf.  With C<clock>
 (or any of C<offset>, C<rate> and C<no_cache>, as for snowflake_node), it
 runs under libfaketime with a clock file of its own, so that set_clock
 moves the registry's clock; start it again with start_node after a stop.
@@ -365,7 +370,9 @@ sub snowflake_registry
 	my ($name, %params) = @_;
 
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
+	$node->init(%{ $params{init} // {} });
+	$node->append_conf('postgresql.conf', $params{extra_conf})
+	  if defined $params{extra_conf};
 	if (grep { defined $params{$_} } qw(clock offset rate no_cache))
 	{
 		_setup_clock($node, %params);
@@ -399,6 +406,55 @@ END \$\$}) };
 	  . ' port='
 	  . $registry->port
 	  . " dbname=postgres user=$login connect_timeout=2";
+}
+
+=pod
+
+=item registry_nodes_conninfo(login, nodes...)
+
+The libpq connection string of a login to a registry that runs on several
+nodes (a primary and its standbys), in that order: libpq connects to the
+first that accepts writes.  The login must exist on the registry.
+
+=cut
+
+sub registry_nodes_conninfo
+{
+	my ($login, @nodes) = @_;
+	return
+	    'host='
+	  . join(',', map { $_->host } @nodes)
+	  . ' port='
+	  . join(',', map { $_->port } @nodes)
+	  . " dbname=postgres user=$login connect_timeout=2"
+	  . ' target_session_attrs=read-write';
+}
+
+=pod
+
+=item restore_data_dir(node, path)
+
+Replace the data directory of a stopped node with a copy of path (a file
+copy or a base backup, of this node or of another), as an operator
+restores one: the node keeps its port and socket directory, and starts as a
+primary (the copy's standby.signal and recovery.signal are removed).
+
+=cut
+
+sub restore_data_dir
+{
+	my ($node, $from) = @_;
+	system_or_bail('rm', '-rf', $node->data_dir);
+	system_or_bail('cp', '-a', $from, $node->data_dir);
+	chmod(0700, $node->data_dir)
+	  or die "could not set the permissions of " . $node->data_dir . ": $!";
+	unlink($node->data_dir . "/$_") foreach qw(standby.signal recovery.signal);
+	$node->append_conf('postgresql.conf',
+		'port = '
+		  . $node->port
+		  . "\nunix_socket_directories = '"
+		  . $node->host . "'");
+	return;
 }
 
 =pod
