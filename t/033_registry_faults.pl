@@ -1,33 +1,49 @@
 
 # Copyright (c) 2026, the snowflake authors
 
-# A seeded, randomized fault run of registry mode with
-# snowflake.registry_require_check_in on, the mode that promises no
-# duplicate ID under any outage.  One registry (under libfaketime, so that
-# its clock can be stepped), and three servers in datacenter 5 that claim
-# their worker ids there: an original primary A, its pg_basebackup clone C
-# started as a primary beside it (the same system: the registry treats it as
-# another start of A), and a fresh server F, where pairs released or
-# reassigned on the registry can go.
+# A seeded, randomized fault run of registry mode, checked against the
+# registry's own history.  The registry is a primary with a streaming
+# standby, both under libfaketime on one clock.  Three servers in datacenter
+# 5 claim their worker ids there, naming both registry nodes (the one that
+# accepts writes is used): an original primary A, its pg_basebackup clone C
+# started as a primary beside it (same login, so the registry takes it for
+# another start of A), and a fresh server F, with a login of its own.
 #
 # The test generates batches of IDs on A, C and F, one psql statement at a
 # time, while each cycle injects a fault chosen at random: registry outages
-# shorter and longer than the takeover delay, registry clock steps of 30 s,
-# server clock steps (a few seconds, sometimes 30 s) and resets, releases and
-# reassignments of the pair A or C holds, clean restarts and crashes of A, C
-# and F, and reloads of the lease settings.  Calls refused for want of a
-# usable claim are expected and counted; a server that generated nothing for
-# 4 s (its claim moved or was released, or it is a refused clone) is
-# restarted, as an operator would.  In the end every committed ID of
-# every server is checked: no duplicates, and for each (datacenter, worker)
-# pair, no two servers' batches interleave (their id ranges are disjoint,
-# and a batch that began after another server's batch ended has only
-# greater IDs).
+# shorter and longer than the lease, copies of the registry taken while it
+# runs (pg_basebackup) and restores of one of them (stop, copy back, start),
+# failovers to the registry's standby (often after cutting its replication
+# for a while, so that it misses commits) while the old primary is killed,
+# registry clock steps of 30 s, server clock steps (a few seconds, sometimes
+# 30 s) and resets, releases and reassignments of the pair A or C holds,
+# clean restarts and crashes of A, C and F, and reloads of the check-in
+# interval.  Calls refused for want of a usable claim are expected and
+# counted; a server that generated nothing for 4 s is restarted, as an
+# operator would.
+#
+# The registry's clock is stepped back as well as forward, but before a
+# restore or a failover it is set no further back than the margin (1 s)
+# from the latest time it showed since the copy or the cut: docs/fleet.md
+# names that as what a registry going back in time rests on.  The lease
+# stays as it is.
+#
+# The registry's history: a trigger (test instrumentation, deferred to
+# commit) logs every committed row of snowflake_registry.claims to the
+# registry's server log.  In the end, for each pair, in the order the
+# registry committed them (the logs of both nodes, in the order they were
+# primary): every grant (a new holder, version or floor) starts at or above
+# the last promise of every grant before it, including the promises that a
+# restore or a failover made the registry forget; and every batch of IDs of
+# a server lies in the window (floor, last promise] of one of the grants
+# made to it.  So the ID time ranges of successive holders are disjoint and
+# in the order of their grants.  Besides, no ID is committed twice, and each
+# server's IDs grow.
 #
 # SNOWFLAKE_FAULT_SEED=N replays the fault schedule of seed N (the test
 #   prints its seed; the servers' timing may still differ between runs).
 # SNOWFLAKE_FAULT_SECONDS=S injects faults for S seconds instead of 100
-#   (the whole file takes about 15 s more).
+#   (the whole file takes about 20 s more).
 
 use strict;
 use warnings;
@@ -38,7 +54,7 @@ use SnowflakeTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time);
+use Time::HiRes qw(time usleep);
 
 skip_without_libfaketime();
 
@@ -81,7 +97,9 @@ sub choose
 }
 
 my $datacenter = 5;
-my $batch_size = 200;
+my $batch_size = 1000;
+# the registry's margin (snowflake_registry.settings), in seconds
+my $margin     = 1;
 my $start_time = time();
 
 # the time since the test began, for the log
@@ -90,63 +108,97 @@ sub elapsed
 	return sprintf('%.2f s', time() - $start_time);
 }
 
-# max_clock_wait short, so that a refused call fails fast
-my $server_conf = q{
-snowflake.registry_require_check_in = on
-snowflake.max_lead = 1000
+# The registry: a primary and a streaming standby, on one clock.  The
+# trigger that logs its history is made before the standby, which gets it
+# with the rest.
+my $primary = snowflake_registry(
+	'registry1',
+	clock      => 1,
+	no_cache   => 1,
+	init       => { allows_streaming => 1 },
+	extra_conf => "max_connections = 60\n");
+$primary->safe_psql(
+	'postgres', q{
+CREATE FUNCTION public.snowflake_audit() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE LOG 'snowflake audit %|%|%|%|%|%|%|%', NEW.datacenter_id,
+		NEW.worker_id, NEW.version, NEW.token, NEW.port, NEW.state,
+		extract(epoch FROM NEW.floor), extract(epoch FROM NEW.promise);
+	RETURN NULL;
+END
+$$;
+CREATE CONSTRAINT TRIGGER snowflake_audit
+	AFTER INSERT OR UPDATE ON snowflake_registry.claims
+	DEFERRABLE INITIALLY DEFERRED
+	FOR EACH ROW EXECUTE FUNCTION public.snowflake_audit();});
+# the logins, made before the standby is
+my %login = (A => 'A', C => 'A', F => 'F');
+registry_conninfo($primary, $_) foreach qw(A F);
+$primary->backup('standby');
+my $standby =
+  snowflake_standby($primary, 'standby', 'registry2', no_cache => 1);
+start_node($standby);
+
+# max_clock_wait short, so that a refused call fails fast; a max_lead that
+# lets a server start above a floor the registry's clock put ahead of its
+# own at once
+sub server_conf
+{
+	my ($login) = @_;
+	return "snowflake.registry = '"
+	  . registry_nodes_conninfo($login, $primary, $standby) . "'\n" . q{
+snowflake.max_lead = 60000
 snowflake.max_clock_wait = 200
 };
-
-my $registry = snowflake_registry('registry', clock => 1, no_cache => 1);
+}
 
 my $A = snowflake_node(
 	'A',
-	registry         => $registry,
+	registry         => $primary,
 	allows_streaming => 1,
-	extra_conf       => $server_conf);
+	extra_conf       => server_conf('A'));
 start_node($A);
-$registry->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM snowflake_claims WHERE port = " . $A->port)
-  or die 'A did not claim a worker id';
+wait_for_pair($A);
 
-# The clone is made before A issues any ID (see t/031_fencing.pl), and
-# started as a primary beside A.
+# The clone is made before A issues any ID into its table (see
+# t/031_fencing.pl), and started as a primary beside A.
 $A->backup('base');
 my $C = snowflake_standby($A, 'base', 'C', clone => 1);
 start_node($C);
 
-my $F =
-  snowflake_node('F', registry => $registry, extra_conf => $server_conf);
+my $F = snowflake_node('F', registry => $primary, extra_conf => server_conf('F'));
 start_node($F);
 
 my @servers = ($A, $C, $F);
 my %server  = map { $_->name => $_ } @servers;
+my %port    = map { $_->port => $_->name } @servers;
 
-# Each server's extension and table, made after the clone, so that C holds
-# none of A's rows.
+# Each server's table, made after the clone, so that C holds none of A's
+# rows; n orders a server's IDs as it committed them.
 foreach my $node (@servers)
 {
-	my $name = $node->name;
 	$node->safe_psql(
-		'postgres', qq{
-CREATE EXTENSION snowflake;
-CREATE TABLE ids (id bigint NOT NULL, origin text NOT NULL DEFAULT '$name');}
-	);
+		'postgres', q{
+CREATE EXTENSION IF NOT EXISTS snowflake;
+CREATE TABLE ids (n bigserial, id bigint NOT NULL);});
 }
-
-my %sysid = map {
-	$_->name => $_->safe_psql('postgres',
-		'SELECT system_identifier FROM pg_control_system()')
-} $A, $F;
 is( $C->safe_psql(
 		'postgres', 'SELECT system_identifier FROM pg_control_system()'),
-	$sysid{A},
+	$A->safe_psql(
+		'postgres', 'SELECT system_identifier FROM pg_control_system()'),
 	'the clone has the system identifier of A');
 
 # what runs, and every clock's offset from the real one
 my %up          = (A => 1, C => 1, F => 1);
 my $registry_up = 1;
 my %offset      = (A => 0, C => 0, F => 0, registry => 0);
+# the registry's offsets, each with the real time from which it held
+my @registry_offsets = ([ time(), 0 ]);
+
+# The registry's history: the stretches of each node's log written while it
+# was the primary, in order, as [node, from, to]; the last one is open.
+my @history = ([ $primary, 0, undef ]);
 
 # Every successful batch, as [server, start, end, pair, min id, max id,
 # count] for each pair it carries; the failed ones counted by server and
@@ -222,26 +274,24 @@ sub generate_rounds
 	return;
 }
 
-# the worker ids the registry lists for a system identifier, or () while it
-# is down
+# the worker ids the registry lists for a login, or () while it is down
 sub claims_of
 {
-	my ($sysid) = @_;
+	my ($login) = @_;
 	return () unless $registry_up;
 	return split /\n/,
-	  $registry->safe_psql('postgres',
-			"SELECT worker_id FROM snowflake_claims "
-		  . "WHERE datacenter_id = $datacenter AND system_identifier = $sysid "
+	  $primary->safe_psql('postgres',
+			"SELECT worker_id FROM snowflake_registry.claims "
+		  . "WHERE datacenter_id = $datacenter AND owner = '$login' "
 		  . "ORDER BY worker_id");
 }
 
-# Run an operator's call on the registry; its return type may change, so
-# only whether it returned is asked.
+# Run an operator's call on the registry; only whether it returned is asked.
 sub registry_call
 {
 	my ($call) = @_;
 	my ($stdout, $stderr);
-	$registry->psql(
+	$primary->psql(
 		'postgres', "SELECT $call IS NOT NULL",
 		stdout => \$stdout,
 		stderr => \$stderr);
@@ -257,13 +307,35 @@ sub set_registry_clock
 {
 	my ($new) = @_;
 	$offset{registry} = $new;
-	set_clock($registry, $new);
+	set_clock($_, $new) foreach $primary, $standby;
+	push @registry_offsets, [ time(), $new ];
 	return unless $registry_up;
 	$registry_steps++;
-	my $measured = server_clock_offset($registry);
+	my $measured = server_clock_offset($primary);
 	note sprintf("  registry clock measured %.3f s off, set %d s",
 		$measured, $new);
 	$registry_steps_seen++ if abs($measured - $new) <= 1.5;
+	return;
+}
+
+# Before the registry goes back to what it was at real time $since: its
+# clock is set no further back than the margin from the latest it showed
+# since then (the assumption docs/fleet.md names).
+sub keep_registry_clock_since
+{
+	my ($since) = @_;
+	my $needed;
+	foreach my $i (0 .. $#registry_offsets)
+	{
+		my ($from, $offset) = @{ $registry_offsets[$i] };
+		my $until =
+		  $i < $#registry_offsets ? $registry_offsets[ $i + 1 ][0] : time();
+		next if $until < $since;
+		$needed = $offset if !defined $needed || $offset > $needed;
+	}
+	return unless defined $needed && $offset{registry} < $needed - $margin;
+	note "  the registry's clock goes back to $needed s first";
+	set_registry_clock($needed);
 	return;
 }
 
@@ -275,11 +347,46 @@ sub set_server_clock
 	return;
 }
 
+# The standby, made again from a base backup of the primary: after a
+# restore or a failover its history is not the primary's.
+my $backups = 0;
+
+sub rebuild_standby
+{
+	my $name = 'rebuild' . ++$backups;
+	$primary->backup($name);
+	$standby->stop('immediate') if defined $standby->{_pid};
+	restore_data_dir($standby, $primary->backup_dir . "/$name");
+	system_or_bail('rm', '-rf', $primary->backup_dir . "/$name");
+	# after postgresql.auto.conf's, where a cut of replication may linger
+	$standby->append_conf('postgresql.auto.conf',
+		"primary_conninfo = '" . $primary->connstr . "'");
+	$standby->set_standby_mode;
+	start_node($standby);
+	return;
+}
+
+# Wait until the primary accepts writes.
+sub wait_for_writes
+{
+	$primary->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die $primary->name . ' does not accept writes';
+	return;
+}
+
+# copies of the registry taken during the run: [path, real time taken];
+# restores and failovers done
+my @copies;
+my ($restores, $failovers) = (0, 0);
+
 # The faults, each with its weight.  Each cycle draws the same number of
 # values, so that a seed gives the same schedule however the servers answer.
 my @faults = (
 	[ registry_outage_short => 2 ],
 	[ registry_outage_long  => 2 ],
+	[ registry_copy         => 1.5 ],
+	[ registry_restore      => 1.5 ],
+	[ registry_failover     => 1.5 ],
 	[ registry_clock_step   => 2 ],
 	[ server_clock_step     => 3 ],
 	[ server_clock_jump     => 1 ],
@@ -288,7 +395,7 @@ my @faults = (
 	[ reassign              => 1.5 ],
 	[ restart               => 2 ],
 	[ crash                 => 2 ],
-	[ reload                => 1.5 ],
+	[ reload                => 1 ],
 	[ none                  => 1 ],);
 my $total_weight = 0;
 $total_weight += $_->[1] foreach @faults;
@@ -307,6 +414,64 @@ sub pick_fault
 
 my %injected;
 
+# A copy of the registry, taken while it runs (pg_basebackup).
+sub copy_registry
+{
+	my $name = 'copy' . (@copies + 1);
+	$primary->backup($name);
+	push @copies, [ $primary->backup_dir . "/$name", time() ];
+	return;
+}
+
+sub registry_restore
+{
+	my ($r1, $r2) = @_;
+	my ($copy, $taken) = @{ choose($r1, @copies) };
+	note sprintf('  registry restored from the copy taken at %.2f s',
+		$taken - $start_time);
+	keep_registry_clock_since($taken);
+	$primary->stop($r2 < 0.5 ? 'immediate' : 'fast');
+	$registry_up = 0;
+	generate_rounds(0);
+	restore_data_dir($primary, $copy);
+	start_node($primary);
+	wait_for_writes();
+	$registry_up = 1;
+	rebuild_standby();
+	$restores++;
+	return;
+}
+
+sub registry_failover
+{
+	my ($r1, $r2) = @_;
+	my $since = time() - 2;
+	if ($r1 < 0.7)
+	{
+		# the standby stops receiving: it misses what follows
+		my $seconds = scale($r2, 0.3, 1.5);
+		note sprintf('  the standby misses %.2f s of commits', $seconds);
+		$standby->safe_psql('postgres',
+			"ALTER SYSTEM SET primary_conninfo = ''; SELECT pg_reload_conf()");
+		$standby->poll_query_until('postgres',
+			'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
+		  or die 'the standby did not stop receiving WAL';
+		$since = time();
+		generate_rounds($seconds);
+	}
+	keep_registry_clock_since($since);
+	$primary->stop('immediate');
+	$history[-1][2] = -s $primary->logfile;
+	push @history, [ $standby, -s $standby->logfile, undef ];
+	$standby->promote;
+	($primary, $standby) = ($standby, $primary);
+	wait_for_writes();
+	note '  ' . $primary->name . ' is the registry\'s primary now';
+	rebuild_standby();
+	$failovers++;
+	return;
+}
+
 sub inject
 {
 	my ($fault, @r) = @_;
@@ -318,13 +483,32 @@ sub inject
 		my $seconds =
 		  $fault eq 'registry_outage_short'
 		  ? scale($r[1], 0.3, 1.0)
-		  : scale($r[1], 3.5, 6.0);
+		  : scale($r[1], 2.5, 5.0);
 		note sprintf("  registry down for %.2f s", $seconds);
-		$registry->stop('fast');
+		$primary->stop($r[2] < 0.3 ? 'immediate' : 'fast');
 		$registry_up = 0;
 		generate_rounds($seconds);
-		start_node($registry);
+		start_node($primary);
 		$registry_up = 1;
+	}
+	elsif ($fault eq 'registry_copy')
+	{
+		copy_registry();
+	}
+	elsif ($fault eq 'registry_restore')
+	{
+		if (@copies)
+		{
+			registry_restore(@r[ 1, 2 ]);
+		}
+		else
+		{
+			note '  no copy of the registry taken yet';
+		}
+	}
+	elsif ($fault eq 'registry_failover')
+	{
+		registry_failover(@r[ 1, 2 ]);
 	}
 	elsif ($fault eq 'registry_clock_step')
 	{
@@ -377,11 +561,11 @@ sub inject
 	}
 	elsif ($fault eq 'release')
 	{
-		my @workers = claims_of($sysid{A});
+		my @workers = claims_of('A');
 		if (@workers)
 		{
 			my $w = choose($r[1], @workers);
-			registry_call("snowflake_registry_release($datacenter, $w)");
+			registry_call("snowflake_registry.release($datacenter, $w)");
 		}
 		else
 		{
@@ -391,7 +575,7 @@ sub inject
 	}
 	elsif ($fault eq 'reassign')
 	{
-		my @workers = claims_of($sysid{A});
+		my @workers = claims_of('A');
 		if (!@workers)
 		{
 			note "  A and C hold no claim"
@@ -401,20 +585,13 @@ sub inject
 		my $w  = choose($r[1], @workers);
 		my $to = $r[2] < 0.6 ? 'F' : 'A';
 		registry_call(
-			"snowflake_registry_reassign($datacenter, $w, $sysid{$to})");
-		# F prefers its own claim: release it and restart F, so that F
-		# takes the pair it was given at its next start
+			"snowflake_registry.reassign($datacenter, $w, '$to')");
+		# F holds a claim of its own: released, F claims again, and takes
+		# the one it was given
 		if ($to eq 'F' && $r[3] < 0.7)
 		{
-			registry_call("snowflake_registry_release($datacenter, $_)")
-			  foreach grep { $_ != $w } claims_of($sysid{F});
-			if ($up{F})
-			{
-				note "  restarting F";
-				$F->stop('fast');
-				start_node($F);
-				$last_success{F} = time();
-			}
+			registry_call("snowflake_registry.release($datacenter, $_)")
+			  foreach grep { $_ != $w } claims_of('F');
 		}
 	}
 	elsif ($fault eq 'restart' || $fault eq 'crash')
@@ -437,24 +614,18 @@ sub inject
 	elsif ($fault eq 'reload')
 	{
 		return unless $up{$target};
-		# undef resets them
-		my ($delay, $interval) =
-		  $r[1] < 0.25
-		  ? (undef, undef)
-		  : (sprintf('%dms', scale($r[2], 1000, 3000)),
-			sprintf('%dms', scale($r[3], 100, 400)));
-		alter_system(
-			$node,
-			'snowflake.registry_takeover_delay'    => $delay,
-			'snowflake.registry_check_in_interval' => $interval);
+		# undef resets it
+		alter_system($node,
+			'snowflake.registry_check_in_interval' => $r[1] < 0.25
+			? undef
+			: sprintf('%dms', scale($r[2], 100, 400)));
 	}
 	return;
 }
 
-# A claim that moved or was released is lost until the server restarts; so
-# is a clone's, refused while its original checks in.  As an operator would,
-# restart a server that has generated nothing for a while, so that every
-# server keeps taking part.
+# As an operator would, restart a server that has generated nothing for a
+# while (a clone refused while its original extends its claim, or a server
+# behind a floor), so that every server keeps taking part.
 my $stuck_seconds     = 4;
 my $operator_restarts = 0;
 
@@ -480,10 +651,11 @@ my $deadline = time() + $fault_seconds;
 my $cycle    = 0;
 $last_success{$_} = time() foreach keys %up;
 generate_rounds(1);
+copy_registry();
 while (time() < $deadline)
 {
 	assert_running($_) foreach grep { $up{ $_->name } } @servers;
-	assert_running($registry) if $registry_up;
+	assert_running($_) foreach $primary, $standby;
 	restart_stuck();
 	$cycle++;
 	my @r     = map { rnd() } 1 .. 6;
@@ -494,7 +666,8 @@ while (time() < $deadline)
 	generate_rounds(scale($r[4], 0.3, 1.5));
 }
 
-# Every clock back at 0, every server running, then the final check.
+# Every clock back at 0; a restore and a failover, if the schedule had
+# none; every server running; then the final check.
 set_registry_clock(0) if $offset{registry} != 0;
 set_server_clock($_, 0) foreach grep { $offset{$_} != 0 } qw(A C F);
 if ($registry_steps == 0)
@@ -502,11 +675,24 @@ if ($registry_steps == 0)
 	set_registry_clock(30);
 	set_registry_clock(0);
 }
+if (!$restores)
+{
+	note 'a restore of the registry, which the schedule did not have';
+	registry_restore(0.99, 0.7);
+}
+if (!$failovers)
+{
+	note 'a failover of the registry, which the schedule did not have';
+	registry_failover(0, 0.5);
+}
+generate_rounds(2);
+$history[-1][2] = -s $primary->logfile;
 
 note "after $cycle cycles and $round rounds at " . elapsed();
 note "faults injected: "
   . join(', ', map { "$_ $injected{$_}" } sort keys %injected)
-  . "; servers restarted for generating nothing: $operator_restarts";
+  . "; registry restores $restores, failovers $failovers; "
+  . "servers restarted for generating nothing: $operator_restarts";
 
 my %ids_of;     # id => servers that committed it
 my %rows_of;    # server => rows in its table
@@ -521,111 +707,93 @@ foreach my $node (@servers)
 	is( $rows_of{$name},
 		$batched{$name} // 0,
 		"every ID committed on $name is in a batch the test saw succeed");
+	check_strictly_increasing($node, 'ids',
+		"every ID $name committed is greater than the ones before it");
 }
 my @dups = grep { @{ $ids_of{$_} } > 1 } keys %ids_of;
 my $dups = @dups;
 diag "duplicate $_ on " . join(', ', @{ $ids_of{$_} })
   foreach (sort { $a <=> $b } @dups)[ 0 .. ($dups < 5 ? $dups - 1 : 4) ];
 
-# For each pair: batches of different servers whose id ranges overlap, or
-# that come in real time after another server's batch ended but are not
-# above it.  top2 keeps the largest max id of any server and the largest of
-# the other servers, so that each batch is compared with the largest max id
-# of the servers other than its own.
-sub top2_add
+# The registry's history, in the order it was committed: each grant (a new
+# holder, version or floor of a pair) as [port, token, version, floor,
+# last promise], in seconds since 1970 (undef where NULL).
+my %grants_of;    # pair => grants, in order
+my @floor_below;  # grants whose floor lies below an earlier promise
+foreach my $stretch (@history)
 {
-	my ($top, $server, $max) = @_;
-	if (defined $top->[0] && $top->[0][0] eq $server)
+	my ($node, $from, $to) = @$stretch;
+	my $log = slurp_file($node->logfile, $from);
+	$log = substr($log, 0, $to - $from) if defined $to;
+	while ($log =~ /snowflake audit (\d+)\|(\d+)\|(\d+)\|([^|]*)\|([^|]*)\|(\w+)\|([^|]*)\|(\S*)/g)
 	{
-		$top->[0][1] = $max if $max > $top->[0][1];
-	}
-	elsif (!defined $top->[0] || $max > $top->[0][1])
-	{
-		$top->[1] = $top->[0];
-		$top->[0] = [ $server, $max ];
-	}
-	elsif (!defined $top->[1] || $max > $top->[1][1])
-	{
-		$top->[1] = [ $server, $max ];
-	}
-	return;
-}
-
-sub top2_other
-{
-	my ($top, $server) = @_;
-	my $other =
-	  defined $top->[0] && $top->[0][0] ne $server ? $top->[0] : $top->[1];
-	return defined $other ? $other->[1] : undef;
-}
-
-sub describe_batch
-{
-	my ($b) = @_;
-	return sprintf(
-		'%s [%.3f, %.3f] %s..%s',
-		$b->[0],
-		$b->[1] - $start_time,
-		$b->[2] - $start_time,
-		$b->[4], $b->[5]);
-}
-
-my %by_pair;
-push @{ $by_pair{ $_->[3] } }, $_ foreach @batches;
-my $interleavings = 0;
-my @examples;
-foreach my $pair (sort keys %by_pair)
-{
-	my $list = $by_pair{$pair};
-	my %bad;
-
-	my @top;
-	foreach my $b (sort { $a->[4] <=> $b->[4] } @$list)
-	{
-		my $other = top2_other(\@top, $b->[0]);
-		$bad{$b} = $b if defined $other && $other >= $b->[4];
-		top2_add(\@top, $b->[0], $b->[5]);
-	}
-
-	@top = ();
-	my @by_end = sort { $a->[2] <=> $b->[2] } @$list;
-	my $next   = 0;
-	foreach my $b (sort { $a->[1] <=> $b->[1] } @$list)
-	{
-		while ($next < @by_end && $by_end[$next][2] < $b->[1])
+		my ($dc, $worker, $version, $token, $port, $state, $floor, $promise)
+		  = ($1, $2, $3, $4, $5, $6, $7, $8);
+		next if $token eq '<NULL>';
+		($floor, $promise) =
+		  map { $_ eq '<NULL>' ? undef : $_ } $floor, $promise;
+		my $grants = $grants_of{"$dc|$worker"} //= [];
+		my $last   = $grants->[-1];
+		if (   !$last
+			|| $last->[1] ne $token
+			|| $last->[2] != $version
+			|| ($last->[3] // '') ne ($floor // ''))
 		{
-			top2_add(\@top, $by_end[$next][0], $by_end[$next][5]);
-			$next++;
+			foreach my $before (@$grants)
+			{
+				push @floor_below,
+				  sprintf(
+					'pair %s: the grant of version %d to port %s has floor %s, below the promise %s of version %d to port %s',
+					"$dc|$worker", $version, $port, $floor // 'none',
+					$before->[4], $before->[2], $before->[0])
+				  if defined $before->[4]
+				  && (!defined $floor || $floor < $before->[4]);
+			}
+			push @$grants, [ $port, $token, $version, $floor, $promise ];
 		}
-		my $other = top2_other(\@top, $b->[0]);
-		$bad{$b} = $b if defined $other && $other >= $b->[4];
+		else
+		{
+			$last->[4] = $promise;
+		}
 	}
-
-	$interleavings += keys %bad;
-	foreach my $b (sort { $a->[1] <=> $b->[1] } values %bad)
-	{
-		last if @examples >= 5;
-		my ($with) = grep {
-				 $_->[0] ne $b->[0]
-			  && $_->[5] >= $b->[4]
-			  && ($_->[4] <= $b->[5] || $_->[2] < $b->[1])
-		} @$list;
-		push @examples,
-			"pair $pair: "
-		  . describe_batch($b)
-		  . (defined $with ? ' against ' . describe_batch($with) : '');
-	}
-
-	my %count;
-	$count{ $_->[0] } += $_->[6] foreach @$list;
-	diag "pair $pair: "
-	  . join(', ', map { "$_ " . ($count{$_} // 0) . " IDs" } qw(A C F))
-	  . ", "
-	  . scalar(keys %bad)
-	  . " interleaving batches";
 }
-diag "interleaving: $_" foreach @examples;
+my $grant_count = 0;
+$grant_count += @{ $grants_of{$_} } foreach keys %grants_of;
+diag "the registry's history: $grant_count grants on "
+  . scalar(keys %grants_of)
+  . " pairs";
+diag $_ foreach @floor_below[ 0 .. ($#floor_below < 4 ? $#floor_below : 4) ];
 
+# Each batch in the window of a grant to its server.
+my @outside;
+foreach my $b (@batches)
+{
+	my ($name, $t0, $t1, $pair, $min, $max, $count) = @$b;
+	my $port = $server{$name}->port;
+	my $min_ms = id_unix_ms($min);
+	my $max_ms = id_unix_ms($max);
+	next if grep {
+		     $_->[0] eq $port
+		  && (!defined $_->[3] || $min_ms > 1000 * $_->[3])
+		  && defined $_->[4]
+		  && $max_ms <= 1000 * $_->[4]
+	} @{ $grants_of{$pair} // [] };
+	push @outside,
+	  sprintf('%s [%.3f, %.3f] pair %s, ms %d..%d',
+		$name, $t0 - $start_time, $t1 - $start_time, $pair, $min_ms, $max_ms);
+}
+diag "outside the windows of its server's grants: $_"
+  foreach @outside[ 0 .. ($#outside < 4 ? $#outside : 4) ];
+
+foreach my $pair (sort keys %grants_of)
+{
+	my %count;
+	$count{ $_->[0] } += $_->[6] foreach grep { $_->[3] eq $pair } @batches;
+	diag "pair $pair: "
+	  . scalar(@{ $grants_of{$pair} })
+	  . " grants; "
+	  . join(', ', map { "$_ " . ($count{$_} // 0) . " IDs" } qw(A C F));
+}
 foreach my $name (qw(A C F))
 {
 	my $refusals = 0;
@@ -642,14 +810,19 @@ foreach my $name (qw(A C F))
 }
 
 is($dups, 0, 'no ID was committed twice, on one server or on two');
-is($interleavings, 0,
-	'no two servers\' IDs of one pair interleave, in ID or in time');
+is(scalar(@floor_below), 0,
+	'every grant of the registry starts at or above every promise made before it on its pair, forgotten ones too'
+);
+is(scalar(@outside), 0,
+	'every batch lies in the window of a grant the registry made to its server'
+);
+cmp_ok($grant_count, '>', 0, 'the registry\'s history was read');
 cmp_ok($rows_of{A},               '>', 0, 'A generated IDs');
 cmp_ok($rows_of{C} + $rows_of{F}, '>', 0, 'C or F generated IDs');
 ok( $registry_steps > 0 && $registry_steps_seen == $registry_steps,
 	"the registry's clock moved as set ($registry_steps_seen of $registry_steps steps)"
 );
-foreach my $node (@servers, $registry)
+foreach my $node (@servers, $primary, $standby)
 {
 	my @troubles = server_troubles($node);
 	is_deeply(\@troubles, [],
