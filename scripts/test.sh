@@ -42,14 +42,15 @@
 #
 # SNOWFLAKE_PG_CONFIG names the PostgreSQL 15 to build for and install into
 # (default: Debian's); PROVE_JOBS the TAP files run at once;
-# SNOWFLAKE_GIT_DIR the git checkout whose history t/044 builds 1.3 from
-# (default: this one, as the copies the tests run in have no .git).
+# SNOWFLAKE_GIT_DIR the git repository whose history t/044 builds 1.3 from
+# (default: a bare copy of this checkout's, which the unprivileged user can
+# read wherever the checkout lies; the copies the tests run in have no
+# .git).
 #
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 export SNOWFLAKE_PG_CONFIG=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export SNOWFLAKE_GIT_DIR=${SNOWFLAKE_GIT_DIR:-$PWD}
 pg_config=$SNOWFLAKE_PG_CONFIG
 prove_jobs=${PROVE_JOBS:-3}
 
@@ -178,6 +179,13 @@ count_results()
 	'
 }
 touch "$log"
+
+# t/044's history of 1.3, readable by the user the tests run as
+if [ -z "${SNOWFLAKE_GIT_DIR:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; then
+	git clone -q --bare . "$work/history.git" 2>/dev/null &&
+		chmod -R a+rX "$work/history.git" &&
+		export SNOWFLAKE_GIT_DIR="$work/history.git"
+fi
 
 status=0
 steps_passed=0
