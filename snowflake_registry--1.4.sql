@@ -953,7 +953,8 @@ AS $$
 	SET lease = coalesce($1, s.lease),
 		previous_lease = CASE WHEN $1 IS NULL OR $1 OPERATOR(pg_catalog.=) s.lease
 							  THEN s.previous_lease
-							  WHEN NOT EXISTS (SELECT FROM snowflake_registry.claims)
+							  WHEN NOT EXISTS (SELECT FROM snowflake_registry.claims c
+											   WHERE NOT c.legacy)
 							  THEN interval '0'
 							  WHEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.<)
 								   (s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease)
