@@ -96,7 +96,7 @@ clean_pg_tree()
 	rm -rf "$root/usr/lib/postgresql/$major/lib/snowflake.so" \
 		"$root/usr/lib/postgresql/$major/lib/bitcode/snowflake" \
 		"$root/usr/lib/postgresql/$major/lib/bitcode/snowflake.index.bc" \
-		"$root/usr/share/postgresql/$major/extension/"snowflake[-.]*
+		"$root/usr/share/postgresql/$major/extension/"snowflake[-._]*
 	if [ -n "$(find "$root/usr/lib" "$root/usr/share" -name 'snowflake*')" ]; then
 		echo "snowflake files left in the clean tree $root" >&2
 		return 1
