@@ -67,6 +67,11 @@ my $git_dir =
   ($ENV{SNOWFLAKE_GIT_DIR} // '') ne ''
   ? $ENV{SNOWFLAKE_GIT_DIR}
   : "$FindBin::RealBin/..";
+# 1.3 was written for PostgreSQL 15 to 18: on 19 its build crashes at the
+# first snowflake_parse (the header 19 no longer pulls in, see compat.h)
+my ($server_major) = `pg_config --version` =~ /PostgreSQL (\d+)/;
+plan skip_all => "snowflake 1.3 supports PostgreSQL 15 to 18, not $server_major"
+  if defined $server_major && $server_major > 18;
 plan skip_all => 'git is not installed: this test builds snowflake 1.3 '
   . "from the repository's history"
   unless eval { run_log([ 'git', '--version' ]) };
