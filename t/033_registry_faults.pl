@@ -33,12 +33,14 @@
 # registry's server log.  In the end, for each pair, in the order the
 # registry committed them (the logs of both nodes, in the order they were
 # primary): every grant (a new holder, version or floor) starts at or above
-# the last promise of every grant before it, including the promises that a
-# restore or a failover made the registry forget; and every batch of IDs of
-# a server lies in the window (floor, last promise] of one of the grants
-# made to it.  So the ID time ranges of successive holders are disjoint and
-# in the order of their grants.  Besides, no ID is committed twice, and each
-# server's IDs grow.
+# the bound of every grant before it (its highest promise, or the lower one
+# its holder's clean shutdown set), including the promises that a restore
+# or a failover made the registry forget; no grant is extended again once a
+# later one was made; and every batch of IDs of a server lies in the window
+# (floor, bound] of one of the grants made to it.  So the ID time ranges of
+# successive holders are disjoint and in the order of their grants.
+# Besides, no ID is committed twice, and each server's IDs grow.  The first
+# copy of the registry is taken before the first fault.
 #
 # SNOWFLAKE_FAULT_SEED=N replays the fault schedule of seed N (the test
 #   prints its seed; the servers' timing may still differ between runs).
