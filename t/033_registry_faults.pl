@@ -33,12 +33,14 @@
 # registry's server log.  In the end, for each pair, in the order the
 # registry committed them (the logs of both nodes, in the order they were
 # primary): every grant (a new holder, version or floor) starts at or above
-# the last promise of every grant before it, including the promises that a
-# restore or a failover made the registry forget; and every batch of IDs of
-# a server lies in the window (floor, last promise] of one of the grants
-# made to it.  So the ID time ranges of successive holders are disjoint and
-# in the order of their grants.  Besides, no ID is committed twice, and each
-# server's IDs grow.
+# the bound of every grant before it (its highest promise, or the lower one
+# its holder's clean shutdown set), including the promises that a restore
+# or a failover made the registry forget; no grant is extended again once a
+# later one was made; and every batch of IDs of a server lies in the window
+# (floor, bound] of one of the grants made to it.  So the ID time ranges of
+# successive holders are disjoint and in the order of their grants.
+# Besides, no ID is committed twice, and each server's IDs grow.  The first
+# copy of the registry is taken before the first fault.
 #
 # SNOWFLAKE_FAULT_SEED=N replays the fault schedule of seed N (the test
 #   prints its seed; the servers' timing may still differ between runs).
@@ -122,9 +124,10 @@ $primary->safe_psql(
 CREATE FUNCTION public.snowflake_audit() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-	RAISE LOG 'snowflake audit %|%|%|%|%|%|%|%', NEW.datacenter_id,
+	RAISE LOG 'snowflake audit %|%|%|%|%|%|%|%|%', NEW.datacenter_id,
 		NEW.worker_id, NEW.version, NEW.token, NEW.port, NEW.state,
-		extract(epoch FROM NEW.floor), extract(epoch FROM NEW.promise);
+		NEW.confirmed, extract(epoch FROM NEW.floor),
+		extract(epoch FROM NEW.promise);
 	RETURN NULL;
 END
 $$;
@@ -715,45 +718,68 @@ my $dups = @dups;
 diag "duplicate $_ on " . join(', ', @{ $ids_of{$_} })
   foreach (sort { $a <=> $b } @dups)[ 0 .. ($dups < 5 ? $dups - 1 : 4) ];
 
-# The registry's history, in the order it was committed: each grant (a new
-# holder, version or floor of a pair) as [port, token, version, floor,
-# last promise], in seconds since 1970 (undef where NULL).
+# The registry's history, in the order it was committed.  A grant is a new
+# holder, version or floor of a pair: [port, token, version, floor, bound],
+# times in seconds since 1970 (undef where NULL).  Its bound is the highest
+# promise it had, or the lower one its holder's clean shutdown or confirmed
+# release set (idle() alone lowers a promise).  A row that comes back as it
+# was in an earlier grant (the registry went back, and an operator released
+# it) is no new grant; such a grant extended again is a fault.
 my %grants_of;    # pair => grants, in order
-my @floor_below;  # grants whose floor lies below an earlier promise
+my @floor_below;  # faults of the history
 foreach my $stretch (@history)
 {
 	my ($node, $from, $to) = @$stretch;
 	my $log = slurp_file($node->logfile, $from);
 	$log = substr($log, 0, $to - $from) if defined $to;
-	while ($log =~ /snowflake audit (\d+)\|(\d+)\|(\d+)\|([^|]*)\|([^|]*)\|(\w+)\|([^|]*)\|(\S*)/g)
+	while ($log =~
+		/snowflake audit (\d+)\|(\d+)\|(\d+)\|([^|]*)\|([^|]*)\|(\w+)\|(\w+)\|([^|]*)\|(\S*)/g
+	  )
 	{
-		my ($dc, $worker, $version, $token, $port, $state, $floor, $promise)
-		  = ($1, $2, $3, $4, $5, $6, $7, $8);
+		my ($dc, $worker, $version, $token, $port, $state, $confirmed, $floor,
+			$promise)
+		  = ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 		next if $token eq '<NULL>';
 		($floor, $promise) =
 		  map { $_ eq '<NULL>' ? undef : $_ } $floor, $promise;
-		my $grants = $grants_of{"$dc|$worker"} //= [];
-		my $last   = $grants->[-1];
-		if (   !$last
-			|| $last->[1] ne $token
-			|| $last->[2] != $version
-			|| ($last->[3] // '') ne ($floor // ''))
+		my $pair   = "$dc|$worker";
+		my $grants = $grants_of{$pair} //= [];
+		my ($grant) = grep {
+			     $_->[1] eq $token
+			  && $_->[2] == $version
+			  && ($_->[3] // '') eq ($floor // '')
+		} @$grants;
+		if (!$grant)
 		{
 			foreach my $before (@$grants)
 			{
 				push @floor_below,
 				  sprintf(
 					'pair %s: the grant of version %d to port %s has floor %s, below the promise %s of version %d to port %s',
-					"$dc|$worker", $version, $port, $floor // 'none',
+					$pair, $version, $port, $floor // 'none',
 					$before->[4], $before->[2], $before->[0])
 				  if defined $before->[4]
 				  && (!defined $floor || $floor < $before->[4]);
 			}
 			push @$grants, [ $port, $token, $version, $floor, $promise ];
 		}
-		else
+		elsif (!defined $promise || !defined $grant->[4])
 		{
-			$last->[4] = $promise;
+			$grant->[4] //= $promise;
+		}
+		elsif ($promise > $grant->[4])
+		{
+			push @floor_below,
+			  sprintf(
+				'pair %s: version %d of port %s extended to %s after a later grant',
+				$pair, $version, $port, $promise)
+			  if $grant != $grants->[-1];
+			$grant->[4] = $promise;
+		}
+		elsif ($grant == $grants->[-1]
+			&& ($state eq 'idle' || ($state eq 'released' && $confirmed eq 't')))
+		{
+			$grant->[4] = $promise;
 		}
 	}
 }

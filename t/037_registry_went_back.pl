@@ -86,13 +86,6 @@ snowflake.max_clock_wait = 200
 # every ID committed by any server of any way, to the servers that did
 my %owners_of;
 
-# "datacenter|worker" of a pair, and the worker id alone
-sub worker_of
-{
-	my ($pair) = @_;
-	return (split /\|/, $pair)[1];
-}
-
 # the table of the way under way, on every server
 my $table;
 
@@ -124,8 +117,8 @@ sub generate
 }
 
 # Batches on each [node, holding] in turn, each until its first refusal (its
-# promise ran out), for at most $seconds (one round at least).  Returns, by node name, the batches
-# that committed and the refusal.
+# promise ran out), for at most $seconds (one round at least).  Returns, by
+# node name, the batches that committed and the refusal.
 sub generate_until_refused
 {
 	my ($seconds, @holdings) = @_;
@@ -214,9 +207,6 @@ sub wait_for_primary
 	return;
 }
 
-# The registry nodes of a way, under its name: one, or a primary and a
-# standby.  conninfo gives the connection string of the old holders (which
-# were there before the registry went back), new_conninfo that of b1 and b2.
 # The servers' logins, each a server's name too: the old holders a, s and
 # n, and the new holders t, b1 and b2.
 my @logins = qw(a s n t b1 b2);
@@ -225,6 +215,9 @@ my @logins = qw(a s n t b1 b2);
 # registry starts from a copy of it.
 my $pristine;
 
+# The registry nodes of a way, under its name: one, or a primary and a
+# standby.  conninfo gives the connection string of the old holders (which
+# were there before the registry went back), new_conninfo that of b1 and b2.
 sub make_registry
 {
 	my ($way, %params) = @_;
@@ -261,7 +254,8 @@ sub make_replicated_registry
 	$standby->init_from_backup($primary, 'base', has_streaming => 1);
 	$standby->start;
 	$ctx->{standby} = $standby;
-	$ctx->{conninfo} = sub { registry_nodes_conninfo($_[0], $primary, $standby) };
+	$ctx->{conninfo} =
+	  sub { registry_nodes_conninfo($_[0], $primary, $standby) };
 	$ctx->{new_conninfo} = $ctx->{conninfo};
 	return $ctx;
 }
