@@ -1038,6 +1038,29 @@ REVOKE ALL ON ALL TABLES IN SCHEMA snowflake_registry FROM PUBLIC;
 -- 1.3 servers (see legacy_refresh).
 SELECT snowflake_registry.legacy_refresh(NULL);
 
+-- 1.3's registry functions stay, for the 1.3 servers, until snowflake is
+-- updated here.  They run as their owner with a search_path of their own
+-- schema: a role that may create objects there could have them call its
+-- own functions (an overload), as 1.4's cannot.  Say so, while they stay.
+DO $$
+DECLARE
+	nsp name;
+BEGIN
+	SELECT n.nspname INTO nsp
+	FROM pg_catalog.pg_namespace n
+	JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid
+	WHERE c.oid OPERATOR(pg_catalog.=) snowflake_registry.legacy_table()
+	  AND EXISTS (SELECT FROM pg_catalog.aclexplode(n.nspacl) a
+				  WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+					AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner);
+	IF FOUND THEN
+		RAISE WARNING 'roles other than its owner may create objects in schema "%", where the registry functions of snowflake 1.3 run as their owner', nsp
+			USING DETAIL = 'A login that creates a function there can have 1.3''s registry functions call it with their owner''s rights.',
+				  HINT = pg_catalog.format('Revoke CREATE on schema %I from every role but its owner until snowflake is updated in this database, which drops those functions.', nsp);
+	END IF;
+END
+$$;
+
 -- The servers' logins are granted EXECUTE on claim, extend and idle (through
 -- a role such as snowflake_worker), and USAGE on the schema; operators
 -- SELECT on status and EXECUTE on release, reassign, allow and configure.

@@ -930,8 +930,12 @@ ALTER EXTENSION snowflake UPDATE;
 \set SHOW_CONTEXT errors
 
 -- the registry extension takes them in as claims of 1.3 servers, with no
--- login; the 1.3 table keeps them
+-- login; the 1.3 table keeps them.  It warns that a worker login that may
+-- create objects in the schema of 1.3's registry functions (as public let
+-- everyone before PostgreSQL 15) could have them call its own
+GRANT CREATE ON SCHEMA public TO snowflake_worker;
 CREATE EXTENSION snowflake_registry;
+REVOKE CREATE ON SCHEMA public FROM snowflake_worker;
 GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_worker;
 GRANT EXECUTE ON FUNCTION snowflake_registry.claim, snowflake_registry.extend,
     snowflake_registry.idle TO snowflake_worker;
