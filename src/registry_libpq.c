@@ -308,7 +308,10 @@ registry_open(RegistryPatience patience, char *reason)
 	 * The registry's statement_timeout ends a statement this worker stopped
 	 * waiting for: a backend blocked on a claim lock does not notice that its
 	 * client went away, and the connections of the retries would pile up on
-	 * the registry.
+	 * the registry.  It does not end a commit that waits for a synchronous
+	 * standby (PostgreSQL turns it off before the commit): that backend
+	 * waits on, with its rows locked, until a standby confirms; this worker
+	 * has given up on it and takes no answer from it.
 	 */
 	snprintf(timeout, sizeof(timeout), "%ld", patience.timeout_ms);
 	params[0] = timeout;
