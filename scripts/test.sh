@@ -33,10 +33,11 @@
 # The scratch copies live in a temporary directory; nothing but the gcc
 # build for 15 is installed on the machine.  initdb refuses to run as root,
 # so the tests run as the "postgres" user in copies of this tree.  Every
-# step names its major.  For each TAP file that failed, the end of its log
-# and the lines of its servers' logs that tell of a crash are printed
-# before the closing line (the temporary directory, and with it the logs,
-# is removed on exit).  That line, "N passed, N failed", counts every test
+# step names its major.  Before the closing line come, for each regression
+# or isolation run that failed, the start of its diffs; for each TAP file
+# that failed, the end of its log and the lines of its servers' logs that
+# tell of a crash; then the name of every step that failed (the temporary
+# directory, and with it the logs, is removed on exit).  That line, "N passed, N failed", counts every test
 # of every major: each build, each regression and isolation test and each
 # TAP assertion.
 #
@@ -188,6 +189,7 @@ if [ -z "${SNOWFLAKE_GIT_DIR:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; t
 fi
 
 status=0
+failed_steps=
 steps_passed=0
 steps_failed=0
 tests_passed=0
@@ -209,6 +211,7 @@ check()
 		steps_failed=$((steps_failed + 1))
 		status=1
 		echo "FAILED: $name (see below)"
+		failed_steps="$failed_steps$name"$'\n'
 		tail -n +"$((start + 1))" "$build_log" | tail -n 30
 	fi
 }
@@ -258,11 +261,19 @@ run_tests()
 		{ [ "$ok" -eq 0 ] && [ "$failed" -eq 0 ]; }; then
 		steps_failed=$((steps_failed + 1))
 	fi
-	if [ "$ok" -eq 0 ]; then
+	if [ "$ok" -eq 0 ] || [ "$failed" -ne 0 ]; then
 		status=1
+		failed_steps="$failed_steps$name: $failed failed"$'\n'
 		for diffs in "$dir"/regression.diffs "$dir"/output_iso/regression.diffs \
 			"$dir"/output_nopreload/regression.diffs; do
-			[ -s "$diffs" ] && { echo "--- $diffs"; cat "$diffs"; }
+			[ -s "$diffs" ] && {
+				echo "--- $name: $diffs"
+				cat "$diffs"
+				{
+					echo "--- $name: the first 80 lines of $(basename "$(dirname "$diffs")")/regression.diffs"
+					head -n 80 "$diffs"
+				} >>"$failures"
+			}
 		done
 		tap_failure_logs "$name" "$dir" "$out"
 	fi
@@ -387,8 +398,12 @@ for major in $supported_majors $beta_majors; do
 done
 
 if [ -s "$failures" ]; then
-	echo "=== the TAP files that failed: their logs"
+	echo "=== the tests that failed: their diffs and logs"
 	cat "$failures"
+fi
+if [ -n "$failed_steps" ]; then
+	echo "=== the steps that failed"
+	printf '%s' "$failed_steps"
 fi
 printf '%s' "$not_tested"
 passed=$((tests_passed + steps_passed))
