@@ -213,7 +213,9 @@ snowflake_status(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 
 	epoch = snowflake_configured_epoch();
-	last_tick = pg_atomic_read_u64(&state->last_tick);
+	/* a tick past the time bits was burnt, never issued */
+	last_tick = Min(pg_atomic_read_u64(&state->last_tick),
+					(((uint64) layout->max_ms + 1) << layout->sequence_bits) - 1);
 	last_ms = (int64) (last_tick >> layout->sequence_bits);
 	mark_ms = (int64) pg_atomic_read_u64(&state->durable_mark);
 	now_ms = snowflake_clock_ms(&us_into_ms);
@@ -262,7 +264,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->coarse_margin_ms));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->coarse_misses));
 	Assert(i == lengthof(values));
-	Assert(tupdesc->natts <= lengthof(values));
+	Assert(tupdesc->natts <= (int) lengthof(values));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

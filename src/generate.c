@@ -547,17 +547,21 @@ snowflake_count_ids(const SnowflakeLayout *layout, uint64 first,
 					uint64 last, int64 now_ms)
 {
 	SnowflakeBackendCounts *slot = snowflake_my_counts();
-	uint64		first_ahead = (uint64) (now_ms + 1) << layout->sequence_bits;
+	uint64		first_ahead;
 
 	if (slot == NULL)
 		return;
 	pg_atomic_write_u64(&slot->n.ids,
 						pg_atomic_read_u64(&slot->n.ids) + (last - first + 1));
+	pg_atomic_write_u64(&slot->n.clock_ms, (uint64) now_ms);
+	/* no tick lies ahead of a clock in the last millisecond of the layout */
+	if (now_ms >= layout->max_ms)
+		return;
+	first_ahead = (uint64) (now_ms + 1) << layout->sequence_bits;
 	if (last >= first_ahead)
 		pg_atomic_write_u64(&slot->n.leads,
 							pg_atomic_read_u64(&slot->n.leads) +
 							(last - Max(first, first_ahead) + 1));
-	pg_atomic_write_u64(&slot->n.clock_ms, (uint64) now_ms);
 }
 
 /*
@@ -853,6 +857,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 	int64		now_ms;
 	int64		end_ms;
 	int64		call_ms = -1;
+	bool		call_ms_exact = false;
 	int			us_into_ms = 0;
 	bool		exact;
 	SnowflakeCallWaits waits;
@@ -880,8 +885,24 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 
 		last = pg_atomic_read_u64(&state->last_tick);
 		exact = snowflake_claim_clock(layout, last, n, &now_ms, &us_into_ms);
-		if (call_ms < 0)
-			call_ms = now_ms;
+
+		/*
+		 * No ID can carry a clock past the time bits; and the check keeps
+		 * the clock in ticks below from wrapping past 64 bits.
+		 */
+		snowflake_require_time_left(layout, now_ms);
+
+		/*
+		 * The clock at the start of the call, as the floor of its ticks; a
+		 * coarse reading only stands in for it until the first exact one,
+		 * since snowflake_coarse_claim_holds checks no claim on the exact
+		 * clock.
+		 */
+		if (call_ms < 0 || (exact && !call_ms_exact))
+		{
+			call_ms = Max(call_ms, now_ms);
+			call_ms_exact = exact;
+		}
 
 		/*
 		 * Not before the clock at the start of the call: a block that waited
