@@ -47,7 +47,7 @@ for candidate in $(ls "$sources"/citus-[0-9]*.tar.bz2 2>/dev/null | sort -rV); d
 	fi
 done
 if [ -z "$tarball" ]; then
-	echo "build-citus.sh: no Citus source tarball for PostgreSQL $major in $sources (Citus is tested from 16 on)" >&2
+	echo "build-citus.sh: no Citus source tarball for PostgreSQL $major in $sources" >&2
 	exit 2
 fi
 name=$(basename "$tarball")
