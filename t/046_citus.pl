@@ -327,12 +327,47 @@ is( $coordinator->safe_psql(
 		'postgres', 'SELECT count(*) FROM kinds WHERE ' . made_by_sql('id', '1')),
 	'2', 'made by the node that received the insert');
 
-# Volatile functions Citus refuses outside the default
-my ($ret, $stdout, $stderr) = $coordinator->psql('postgres',
-	q{UPDATE events SET payload = snowflake_next_id()::text WHERE node = 0});
-note "UPDATE ... SET payload = snowflake_next_id() on every shard: $stderr";
-like($stderr, qr/must not be VOLATILE|volatile/i,
-	'Citus refuses snowflake_next_id() in an UPDATE of several shards');
+# What Citus refuses: a volatile function outside an INSERT's values (in an
+# UPDATE's SET, a DO UPDATE SET), and any function but an IMMUTABLE one in
+# RETURNING, snowflake_parse(id) among them (snowflake_parse(id, epoch) is
+# IMMUTABLE)
+foreach my $refused (
+	[
+		q{UPDATE events SET payload = snowflake_next_id()::text WHERE id = 1},
+		qr/functions used in UPDATE queries on distributed tables must not be VOLATILE/
+	],
+	[
+		q{INSERT INTO events (node) VALUES (0) ON CONFLICT (id) DO UPDATE SET payload = snowflake_next_id()::text},
+		qr/functions used in the DO UPDATE SET clause of INSERTs on distributed tables must be marked IMMUTABLE/
+	],
+	[
+		q{INSERT INTO events (node) VALUES (0) RETURNING (snowflake_parse(id)).worker_id},
+		qr/non-IMMUTABLE functions are not allowed in the RETURNING clause/
+	])
+{
+	my ($sql, $error) = @$refused;
+	my ($ret, $stdout, $stderr) = $worker1->psql('postgres', $sql);
+	like($stderr, $error, "Citus refuses: $sql");
+}
+my $epoch = $worker1->safe_psql('postgres', 'SHOW snowflake.epoch');
+is( $worker1->safe_psql(
+		'postgres',
+		"INSERT INTO events (node) VALUES (1) RETURNING (snowflake_parse(id, '$epoch')).worker_id"),
+	$worker_ids[1],
+	'RETURNING takes snowflake_parse(id, epoch)');
+
+# Citus's own answer, bigserial: a range per node, its group id in the high
+# 16 bits, so keys made by worker 1 lie above every key of the coordinator
+$coordinator->safe_psql('postgres',
+	q{CREATE TABLE serials (id bigserial PRIMARY KEY, node smallint);
+SELECT create_distributed_table('serials', 'id');});
+$_->safe_psql('postgres', 'INSERT INTO serials (node) VALUES (0)')
+  foreach ($coordinator, $worker1, $coordinator);
+is( $coordinator->safe_psql(
+		'postgres',
+		q{SELECT string_agg(format('%s:%s', node, id >> 48), ' ' ORDER BY id) FROM serials}),
+	'0:0 0:0 0:1',
+	'bigserial: the key made by worker 1 after lies above both of the coordinator');
 
 # No key repeats anywhere, and every key's time is the clock of its node
 is( $coordinator->safe_psql(
@@ -418,6 +453,37 @@ FROM $part});
 is("$rows $misplaced", '300 0',
 	'every row inserted through any node is in the partition of its key\'s day');
 
+# A worker down: the inserts whose keys or tenants land on its shards fail,
+# the others go on, through any node.  Back, it takes its worker id again
+# and goes on above its keys.
+my $before_down = $coordinator->safe_psql('postgres',
+	"SELECT max(id) FROM events WHERE node = 2");
+$worker2->stop;
+my %tenant_on = map { split /\|/ } split /\n/, $coordinator->safe_psql(
+	'postgres', q{
+SELECT t, nodeport FROM generate_series(1, 16) t
+	JOIN pg_dist_shard_placement p ON p.shardid = get_shard_id_for_distribution_column('orders', t)});
+my ($went, $refused) = (0, 0);
+foreach my $tenant (sort keys %tenant_on)
+{
+	my ($ret) = $worker1->psql('postgres',
+		"INSERT INTO orders (tenant, node) VALUES ($tenant, 1)");
+	if ($tenant_on{$tenant} == $worker1->port) { $went++ if $ret == 0 }
+	else { $refused++ if $ret != 0 }
+}
+is($went + $refused, 16,
+	'worker 2 down: an insert through worker 1 goes in where its shard is on worker 1, fails where on worker 2');
+$worker2->start;
+$worker2->poll_query_until('postgres', 'SELECT snowflake_next_id() > 0')
+  or die 'worker 2 never claimed its worker id again';
+$worker2->safe_psql('postgres', 'INSERT INTO events (node) VALUES (2)');
+is( $coordinator->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM events WHERE node = 2 AND id > $before_down AND "
+		  . made_by_sql('id', 'node')),
+	'1',
+	'worker 2 back: its keys go on above the ones it made, with its worker id');
+
 # A worker added later claims a fresh worker id, gets the extension from
 # the coordinator, and makes keys of its own
 my $worker3 = citus_node('worker3');
@@ -437,6 +503,34 @@ is( $coordinator->safe_psql(
 		'SELECT count(*) FROM events WHERE node = 3 AND ' . made_by_sql('id', 'node')),
 	'100',
 	'its keys decode to it');
+is($coordinator->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT id) FROM events'),
+	'0', 'no key repeats');
+
+# A worker restored from a file copy of its data directory: it claims its
+# worker id again as its login, above every key it made after the copy
+$worker3->stop;
+my $copy = PostgreSQL::Test::Utils::tempdir() . '/worker3';
+system_or_bail('cp', '-a', $worker3->data_dir, $copy);
+$worker3->start;
+$worker3->poll_query_until('postgres', 'SELECT snowflake_next_id() > 0')
+  or die 'worker 3 never claimed its worker id again';
+$worker3->safe_psql('postgres',
+	'INSERT INTO events (node) SELECT 3 FROM generate_series(1, 100)');
+my $newest3 = $coordinator->safe_psql('postgres',
+	'SELECT max(id) FROM events WHERE node = 3');
+$worker3->stop;
+restore_data_dir($worker3, $copy);
+$worker3->start;
+$worker3->poll_query_until('postgres', 'SELECT snowflake_next_id() > 0')
+  or die 'worker 3 never claimed its worker id after the restore';
+$worker3->safe_psql('postgres',
+	'INSERT INTO events (node) SELECT 3 FROM generate_series(1, 100)');
+is( $coordinator->safe_psql(
+		'postgres',
+		"SELECT count(*) FILTER (WHERE id > $newest3) || ' ' || count(*) "
+		  . "FROM events WHERE node = 3 AND " . made_by_sql('id', 'node')),
+	'100 300',
+	'worker 3 restored from a copy: its worker id, above every key it made before');
 is($coordinator->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT id) FROM events'),
 	'0', 'no key repeats');
 
