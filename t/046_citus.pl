@@ -10,12 +10,16 @@
 # Inserts run through all three nodes at once (pgbench, with INSERT ...
 # RETURNING and master/detail rows keyed before insert in one transaction)
 # while a shard moves between the workers; then COPY through a worker and
-# INSERT ... SELECT, pushed down and not.  Every row arrives once, no key
-# repeats, every key decodes to the node that received the statement, the
-# time-range functions count the same rows as the keys' times say, and a
-# worker added later claims a fresh worker id.  docs/citus.md tells what
-# this test shows.  Skipped unless the PostgreSQL under test has Citus
-# (scripts/build-citus.sh builds one).
+# INSERT ... SELECT, pushed down, repartitioned and pulled.  Every row
+# arrives once, no key repeats, every key decodes to the node that made it
+# (the one that received the statement; for INSERT ... SELECT, the worker of
+# the source row), the time-range functions count the same rows as the
+# keys' times say.  What Citus refuses (volatile functions in UPDATE and DO
+# UPDATE SET, non-immutable ones in RETURNING), Citus's own bigserial
+# ranges, a worker down and back, a worker added later that claims a fresh
+# worker id, and that worker restored from a file copy of its data
+# directory.  docs/citus.md tells what this test shows.  Skipped unless the
+# PostgreSQL under test has Citus (scripts/build-citus.sh builds one).
 
 use strict;
 use warnings;
