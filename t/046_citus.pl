@@ -472,10 +472,17 @@ foreach my $tenant (sort keys %tenant_on)
 {
 	my ($ret) = $worker1->psql('postgres',
 		"INSERT INTO orders (tenant, node) VALUES ($tenant, 1)");
-	if ($tenant_on{$tenant} == $worker1->port) { $went++ if $ret == 0 }
-	else { $refused++ if $ret != 0 }
+	if ($tenant_on{$tenant} == $worker1->port)
+	{
+		$went++ if $ret == 0;
+	}
+	else
+	{
+		$refused++ if $ret != 0;
+	}
 }
-is($went + $refused, 16,
+note "worker 2 down: $went tenants took inserts, $refused refused them";
+ok($went > 0 && $refused > 0 && $went + $refused == 16,
 	'worker 2 down: an insert through worker 1 goes in where its shard is on worker 1, fails where on worker 2');
 $worker2->start;
 $worker2->poll_query_until('postgres', 'SELECT snowflake_next_id() > 0')
