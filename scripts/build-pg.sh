@@ -24,20 +24,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 major=${1:?usage: build-pg.sh MAJOR}
-# the sources: $SNOWFLAKE_PG_SOURCES, else the first shared/pg folder in a
-# parent folder of this checkout (../shared/pg beside it, or higher up for a
-# clone made inside another folder)
-sources=${SNOWFLAKE_PG_SOURCES:-}
-if [ -z "$sources" ]; then
-	dir=$(cd .. && pwd)
-	while [ -z "$sources" ]; do
-		[ -d "$dir/shared/pg" ] && sources=$dir/shared/pg
-		[ "$dir" = / ] && break
-		dir=$(dirname "$dir")
-	done
-	sources=${sources:-$(cd .. && pwd)/shared/pg}
-fi
-cache=${SNOWFLAKE_PG_CACHE:-/var/cache/snowflake-pg}
+# $sources, $cache, check_tarball, lock_unless_built and build_failed
+. scripts/sources.sh
 
 # the newest tarball of the first kind there is: releases, then release
 # candidates, then betas
@@ -52,24 +40,14 @@ if [ -z "$tarball" ]; then
 	exit 2
 fi
 name=$(basename "$tarball")
-if ! (cd "$sources" && grep -E " [ *]?$name\$" SHA256SUMS | sha256sum -c --quiet -) >&2; then
-	echo "build-pg.sh: $tarball does not match $sources/SHA256SUMS" >&2
-	exit 1
-fi
+check_tarball build-pg.sh "$tarball"
 hash=$(sha256sum "$tarball" | cut -c1-16)
 # the build's own version: raise it when the build below changes, so that
 # machines build anew
 recipe=3
 prefix="$cache/${name%.tar.bz2}-$hash-r$recipe"
 
-if [ ! -e "$prefix/complete" ]; then
-	mkdir -p "$cache"
-	exec 9>"$cache/build.lock"
-	if ! flock -n 9; then
-		echo "build-pg.sh: waiting for another build of a PostgreSQL to finish" >&2
-		flock 9
-	fi
-fi
+lock_unless_built build-pg.sh "$prefix"
 if [ ! -e "$prefix/complete" ]; then
 	for p in bison flex zlib1g-dev libssl-dev; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -96,11 +74,7 @@ if [ ! -e "$prefix/complete" ]; then
 		make -s install
 		# bench/run.sh measures index fill with pgstattuple
 		make -C contrib/pgstattuple -s install
-	) >"$build/build.log" 2>&1 || {
-		tail -n 40 "$build/build.log" >&2
-		echo "build-pg.sh: building $name failed" >&2
-		exit 1
-	}
+	) >"$build/build.log" 2>&1 || build_failed build-pg.sh "$build/build.log" "$name"
 	touch "$prefix/complete"
 fi
 echo "$prefix/bin/pg_config"

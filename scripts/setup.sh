@@ -36,12 +36,13 @@ packages="postgresql-15 postgresql-server-dev-15 make gcc"
 # tests, pg_partman for t/042_partman.pl, pgbouncer for t/041_pgbouncer.pl,
 # patroni and etcd-server for t/043_patroni.pl; debhelper and
 # postgresql-server-dev-all to build the Debian package; clang for the build
-# with clang; gnuplot for bench/run.sh's chart.  (t/006_layouts.pl and
+# with clang; gnuplot for bench/run.sh's chart; liblz4-dev and libzstd-dev for
+# Citus (scripts/build-citus.sh, t/046_citus.pl).  (t/006_layouts.pl and
 # t/027_javascript.pl run node where the machine has it.)
 if [ "$test_packages" -eq 1 ]; then
 	packages="$packages libipc-run-perl faketime libfaketime strace
 		postgresql-15-partman pgbouncer patroni etcd-server clang debhelper
-		postgresql-server-dev-all gnuplot-nox"
+		postgresql-server-dev-all gnuplot-nox liblz4-dev libzstd-dev"
 fi
 missing=""
 for p in $packages; do

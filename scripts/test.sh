@@ -27,6 +27,10 @@
 #                  Its TAP tests may run pg_upgrade from each major tested
 #                  before it (SNOWFLAKE_UPGRADE_FROM_BINDIR).
 #
+# On PostgreSQL 18 with Citus (scripts/build-citus.sh, from Citus's tarball
+# in ../shared/pg), built the same way into a scratch copy of that build:
+# t/046_citus.pl, a Citus cluster, which the runs above skip.
+#
 # A major without its tarball is not tested, and the output says so at its
 # step and again before the closing line.
 #
@@ -311,6 +315,21 @@ run_tap_tests()
 		PROVE_FLAGS="--verbose --timer -j$prove_jobs"
 }
 
+# build_into_copy NAME PG_CONFIG PG_DIR DIR: a scratch copy in PG_DIR of the
+# PostgreSQL build of PG_CONFIG (from the cache, which stays as it is),
+# without snowflake's files, and snowflake built from a copy of this tree in
+# DIR with warnings as errors and installed into it
+build_into_copy()
+{
+	local name=$1 cache_config=$2 pg_dir=$3 dir=$4
+	check "$name: a scratch copy of its build" \
+		cp -a "$(dirname "$(dirname "$cache_config")")" "$pg_dir"
+	find "$pg_dir/lib" "$pg_dir/share" -name 'snowflake*' -prune -exec rm -rf {} +
+	copy_tree "$dir"
+	check "$name: gcc build with -Werror" \
+		make -C "$dir" -s PG_CONFIG="$pg_dir/bin/pg_config" PG_CFLAGS=-Werror all install
+}
+
 failures="$work/failures.log"
 pg="PostgreSQL $(pg_major "$pg_config")"
 
@@ -373,13 +392,7 @@ for major in $supported_majors $beta_majors; do
 		*) name="PostgreSQL $major" ;;
 		esac
 		cfg="$work/pg$major/bin/pg_config"
-		check "$name: a scratch copy of its build" \
-			cp -a "$(dirname "$(dirname "$cache_config")")" "$work/pg$major"
-		find "$work/pg$major/lib" "$work/pg$major/share" -name 'snowflake*' -prune \
-			-exec rm -rf {} +
-		copy_tree "$work/gcc$major"
-		check "$name: gcc build with -Werror" \
-			make -C "$work/gcc$major" -s PG_CONFIG="$cfg" PG_CFLAGS=-Werror all install
+		build_into_copy "$name" "$cache_config" "$work/pg$major" "$work/gcc$major"
 		run_sql_tests "$name: gcc build" "$work/gcc$major" "$cfg"
 		SNOWFLAKE_UPGRADE_FROM_BINDIR=$upgrade_from \
 			run_tap_tests "$name: gcc build" "$work/gcc$major" "$cfg"
@@ -393,6 +406,33 @@ for major in $supported_majors $beta_majors; do
 		;;
 	*)
 		check "PostgreSQL $major: built by scripts/build-pg.sh $major (its errors are above)" false
+		;;
+	esac
+done
+
+# 6. Citus: t/046_citus.pl, which the runs above skip, against a PostgreSQL
+# with Citus installed, built once per machine into a copy of that major's
+# build (scripts/build-citus.sh); snowflake goes into a scratch copy of it.
+# The newest supported major only: the test starts five servers, and Citus
+# 14 builds the same code for 16 and 17.
+citus_majors="18"
+for major in $citus_majors; do
+	cache_config=$(scripts/build-citus.sh "$major")
+	case $? in
+	0)
+		name="PostgreSQL $major with Citus"
+		build_into_copy "$name" "$cache_config" "$work/citus$major" "$work/citus-gcc$major"
+		run_tests "$name: TAP test t/046_citus.pl" "$work/citus-gcc$major" \
+			"$work/citus$major/bin/pg_config" installcheck REGRESS= ISOLATION= \
+			PROVE_TESTS=t/046_citus.pl PROVE_FLAGS="--verbose --timer"
+		;;
+	2)
+		missing="Citus on PostgreSQL $major NOT TESTED: scripts/build-citus.sh found no source tarball of Citus for it, or of PostgreSQL $major, in ${SNOWFLAKE_PG_SOURCES:-../shared/pg} (SNOWFLAKE_PG_SOURCES names another directory)"
+		echo "$missing"
+		not_tested="$not_tested$missing"$'\n'
+		;;
+	*)
+		check "Citus on PostgreSQL $major: built by scripts/build-citus.sh $major (its errors are above)" false
 		;;
 	esac
 done
