@@ -174,7 +174,7 @@ foreach my $n (0 .. 2)
 	my %run = (stdout => '', stderr => '');
 	$run{handle} = IPC::Run::start(
 		[
-			'pgbench', '-n', '-T', '10', '-c', '4', '-j', '2',
+			'pgbench', '-n', '-T', '30', '-c', '4', '-j', '2',
 			'-D', "node=$n", '-f', $script,
 			'-h', $nodes[$n]->host, '-p', $nodes[$n]->port, 'postgres'
 		],
