@@ -24,7 +24,7 @@ ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=$(srcdir)/test/pr
 TAP_TESTS = 1
 
 # Tests that need a server without the preload.
-NOPRELOAD_REGRESS = nopreload registry
+NOPRELOAD_REGRESS = nopreload registry registry_crash_promise
 
 # Warnings are on for every build and errors for none but one: a packager's
 # compiler must not fail on them.  CI turns them into errors on the command
