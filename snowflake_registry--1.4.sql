@@ -98,6 +98,7 @@ CREATE TABLE snowflake_registry.claims (
 	floor timestamptz,
 	promise timestamptz,
 	-- the epoch in which the holder was granted or last extended the claim
+	-- (negative: while that epoch was being started by another call)
 	epoch bigint NOT NULL,
 	-- the holders' layout: "epoch ms/time/datacenter/worker/sequence bits"
 	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$'),
@@ -215,7 +216,11 @@ BEGIN
 		-- Any floor computed after the key changed covers what was forgotten,
 		-- so a call that finds another one starting the epoch (whose
 		-- transaction may stay open) does not wait for it: it starts the
-		-- epoch for itself, with the same number and a floor of its own.
+		-- epoch for itself, with a floor of its own and a number that no
+		-- committed epoch has (the negative of the one to come).  A number
+		-- handed out before it is committed could come again after a
+		-- restore to before its commit, and a claim extended under it would
+		-- then not be granted anew above that epoch's floor.
 		BEGIN
 			SELECT * INTO s FROM snowflake_registry.settings FOR UPDATE NOWAIT;
 			IF s.epoch_key IS DISTINCT FROM key THEN
@@ -226,7 +231,7 @@ BEGIN
 				RETURNING * INTO s;
 			END IF;
 		EXCEPTION WHEN lock_not_available THEN
-			number := s.epoch OPERATOR(pg_catalog.+) 1;
+			number := OPERATOR(pg_catalog.-) (s.epoch OPERATOR(pg_catalog.+) 1);
 			floor := snowflake_registry.epoch_floor(s);
 			RETURN;
 		END;
@@ -441,7 +446,9 @@ BEGIN
 		version = s.version OPERATOR(pg_catalog.+) 1,
 		token = take.token, nonce = take.nonce, forked = false,
 		floor = floor_ts,
-		promise = snowflake_registry.promise(floor_ts),
+		-- never below the promise the row had: a crash restart's floor
+		-- leaves it out, but the next holder's floor is built from it
+		promise = snowflake_registry.promise(GREATEST(floor_ts, s.promise)),
 		epoch = epoch_number, layout = take.layout,
 		system_identifier = take.system_identifier, host = take.host,
 		port = take.port, data_directory = take.data_directory,
