@@ -13,14 +13,17 @@
 # Now each backend checks its first claim of every millisecond of IDs on the
 # coarse clock against the exact clock, refuses a claim found before it,
 # counts the miss (coarse_clock_misses) and widens the margin of every
-# backend to twice the lag found (coarse_margin_ms).  An ID before its
-# call's clock can only come from the claims between two checks, at most a
-# millisecond of IDs (64 with this 6-bit sequence) a miss: in each of three
-# runs of 160,000 IDs, mostly ahead of the clock, the IDs found before their
-# call's clock are at most 64 for each miss the run counted (none without
-# one), and the margin widened if and only if a miss was counted.  Whether
-# the coarse clock lags beyond the margin in a run depends on the moment: a
-# run may have no miss.
+# backend to twice the lag found (coarse_margin_ms).  So the first ID of
+# every millisecond is never before its call's clock: in three runs of
+# 160,000 IDs, mostly ahead of the clock, from one backend, none is.  The
+# claims between two checks are not checked (docs/performance.md, "the
+# exact condition"): when the coarse clock lags past the margin and catches
+# up before the next check, some of them can come before their call's
+# clock, uncounted.  An earlier version of this test bounded those by the
+# misses counted, which the condition does not promise: a run on 18 found
+# 235 with no miss.  Their number is shown, not asserted.  The margin
+# widens if and only if a miss was counted.  Whether the coarse clock lags
+# beyond the margin in a run depends on the moment: a run may have none.
 #
 # max_connections is 20, so that a millisecond's 64 IDs are more than the
 # server's backends and claims add (see snowflake_claims_may_add).
@@ -54,20 +57,27 @@ SKIP:
 	my $misses = 0;
 	foreach my $run (1 .. 3)
 	{
-		# clock_timestamp() is read before snowflake_next_id() is called
-		my ($before, $misses_now, $ahead) = split /\|/, $node->safe_psql(
+		# clock_timestamp() is read before snowflake_next_id() is called;
+		# the first ID of a millisecond is the lowest of it in the table
+		my ($first_before, $before, $misses_now, $ahead) = split /\|/,
+		  $node->safe_psql(
 			'postgres', qq{
 INSERT INTO ids SELECT $run, clock_timestamp(), snowflake_next_id()
 FROM (SELECT generate_series(1, 160000)) g;
-SELECT count(*) FILTER (WHERE snowflake_timestamp(id)
-		< date_trunc('milliseconds', before)),
+SELECT count(*) FILTER (WHERE first AND late),
+	count(*) FILTER (WHERE late),
 	(SELECT coarse_clock_misses FROM snowflake_status),
 	count(*) FILTER (WHERE snowflake_timestamp(id) > before)
-FROM ids WHERE run = $run});
-		cmp_ok($before, '<=', 64 * ($misses_now - $misses),
-			"run $run, clock at 10x: IDs before their call's clock ($before) "
-			  . 'are at most a millisecond of IDs for each miss counted ('
-			  . ($misses_now - $misses) . ')');
+FROM (SELECT run, id, before,
+		snowflake_timestamp(id) < date_trunc('milliseconds', before) AS late,
+		id = min(id) OVER (PARTITION BY snowflake_timestamp(id)) AS first
+	FROM ids) i
+WHERE run = $run});
+		is($first_before, 0,
+			"run $run, clock at 10x: no first ID of a millisecond before its "
+			  . 'call\'s clock');
+		note "run $run: $before IDs before their call's clock, "
+		  . ($misses_now - $misses) . ' misses counted';
 		cmp_ok($ahead, '>', 0,
 			"run $run: ... of IDs claimed ahead of the clock ($ahead)")
 		  if $run == 1;
