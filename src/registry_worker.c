@@ -456,6 +456,8 @@ registry_mark_idle(PGconn *conn, RegistryPatience patience, char *reason)
 						snowflake_registry_worker_id(), registry_datacenter_id),
 				 errdetail("Its promise stands: whoever takes the worker id next starts above it.")));
 	PQclear(result);
+	/* no call on this claim awaits its answer any more */
+	held.pending[0] = '\0';
 	return true;
 }
 
@@ -493,10 +495,13 @@ registry_extend(PGconn *conn, char *reason)
 	if (strcmp(answer.status, "regranted") == 0)
 		return registry_granted(&answer, true, reason);
 
-	held.pending[0] = '\0';
 	held.waiting_floor_unix_ms = -1;
 	if (strcmp(answer.status, "released") == 0)
 	{
+		/*
+		 * idle() names the pending nonce as well: the registry may have
+		 * recorded this extension before the release, its answer lost.
+		 */
 		registry_publish(CLAIM_LOST, -1, false, NULL,
 						 "was released on the registry");
 		lost_unconfirmed = !registry_mark_idle(conn,
@@ -504,6 +509,7 @@ registry_extend(PGconn *conn, char *reason)
 											   reason);
 		return !lost_unconfirmed;
 	}
+	held.pending[0] = '\0';
 	registry_publish(CLAIM_LOST, -1, false, &answer,
 					 strcmp(answer.status, "forked") == 0 ?
 					 "was extended by a copy of this server" :
