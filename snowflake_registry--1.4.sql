@@ -52,6 +52,8 @@ CREATE TABLE snowflake_registry.settings (
 	-- how far the registry's clock may be behind its clock of before an epoch
 	margin interval NOT NULL DEFAULT interval '1 s'
 		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
+	-- the fleet's layout, recorded at its first claim (see fleet_layout)
+	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$'),
 	epoch bigint NOT NULL DEFAULT 0,
 	epoch_key text,
 	epoch_floor timestamptz
@@ -143,11 +145,12 @@ SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.claims', '');
 -- What the registry answers a server.  status: 'claimed', 'refused' (another
 -- start of this login holds it), 'waiting' (a worker id is being freed for
 -- it), 'full', 'limit' (this login holds as many claims as it may) or
--- 'layout' (the id was used with another layout) for a claim; 'extended',
+-- 'layout' (the server's layout is not the fleet's) for a claim; 'extended',
 -- 'regranted' (a new epoch: a new version, above floor), 'moved',
 -- 'released' or 'forked' (another process extended this claim with its
 -- version and token) for an extension.  retry_at: when a refused claim may
--- pass.  holder describes the holder of a claim this login owns.
+-- pass.  holder describes the holder of a claim this login owns; with
+-- 'layout', it is the fleet's layout.
 CREATE TYPE snowflake_registry.answer AS (
 	status text,
 	worker_id integer,
@@ -416,6 +419,38 @@ BEGIN
 END
 $$;
 
+-- The fleet's layout: the one recorded at the first claim that named one,
+-- proposed if none did.  Every server of a fleet must use it, not merely
+-- each pair the layout it was used with: with other widths the same pair
+-- means other bits (datacenter 1, worker 0 in 5/5 bits is datacenter 0,
+-- worker 32 in 4/6), and other sequence bits move every field, so two
+-- servers of two layouts can make the same ID whatever their pairs.  A
+-- registry whose settings lost it (a data-only restore of the claims) takes
+-- it back from the claims.  It never changes: IDs already made under it lie
+-- at every time and in every pair.
+CREATE FUNCTION snowflake_registry.fleet_layout(proposed text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	fleet text;
+BEGIN
+	SELECT s.layout INTO fleet FROM snowflake_registry.settings s;
+	IF fleet IS NULL THEN
+		UPDATE snowflake_registry.settings s
+		SET layout = coalesce(
+			(SELECT c.layout FROM snowflake_registry.claims c
+			 WHERE c.layout IS NOT NULL
+			 ORDER BY c.extended_at DESC LIMIT 1),
+			proposed)
+		WHERE s.layout IS NULL;
+		-- a new snapshot: the layout a concurrent first claim recorded
+		SELECT s.layout INTO fleet FROM snowflake_registry.settings s;
+	END IF;
+	RETURN fleet;
+END
+$$;
+
 -- Give claim c to this start (token, nonce) of the calling login: a new
 -- version, above every promise the pair had and above the epoch's floor.
 CREATE FUNCTION snowflake_registry.take(
@@ -527,7 +562,7 @@ $$;
 --     a claim that is free (see snowflake_registry.free), the one whose
 --     promise passed first;
 --   * otherwise 'full'.
--- A claim used with another layout is never granted ('layout').
+-- A server whose layout is not the fleet's gets nothing ('layout').
 CREATE FUNCTION snowflake_registry.claim(
 	datacenter_id integer,
 	max_worker_id integer,
@@ -546,6 +581,7 @@ DECLARE
 	c snowflake_registry.claims;
 	ep record;
 	free_id integer;
+	fleet text;
 	dc integer := claim.datacenter_id;
 BEGIN
 	IF dc IS NULL OR dc NOT BETWEEN 0 AND 1073741823 OR
@@ -561,6 +597,11 @@ BEGIN
 	END IF;
 	PERFORM snowflake_registry.durable();
 	SELECT * INTO ep FROM snowflake_registry.epoch();
+	fleet := snowflake_registry.fleet_layout(layout);
+	IF fleet OPERATOR(pg_catalog.<>) layout THEN
+		RETURN ROW('layout', NULL, NULL, NULL, NULL, NULL, NULL,
+				   fleet)::snowflake_registry.answer;
+	END IF;
 	PERFORM snowflake_registry.legacy_refresh(dc);
 
 	-- this start's claim, asked for again
@@ -593,7 +634,6 @@ BEGIN
 	  AND s.state OPERATOR(pg_catalog.=) 'held'
 	  AND NOT s.forked
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
-	  AND s.layout OPERATOR(pg_catalog.=) claim.layout
 	FOR UPDATE;
 	IF FOUND THEN
 		c.promise := NULL;
@@ -616,9 +656,7 @@ BEGIN
 	LIMIT 1
 	FOR UPDATE;
 	IF FOUND THEN
-		IF c.layout IS DISTINCT FROM claim.layout AND c.layout IS NOT NULL THEN
-			RETURN snowflake_registry.answer_of(c, 'layout');
-		ELSIF c.state OPERATOR(pg_catalog.=) 'idle' OR
+		IF c.state OPERATOR(pg_catalog.=) 'idle' OR
 		   (c.state OPERATOR(pg_catalog.=) 'released' AND c.confirmed) OR
 		   (NOT c.legacy AND
 			c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()) OR
@@ -687,12 +725,11 @@ BEGIN
 			nonce, system_identifier, host, port, data_directory);
 	END IF;
 
-	-- a claim that is free, of this layout, not reassigned to another login
+	-- a claim that is free, not reassigned to another login
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
 	  AND s.reassigned_to IS NULL
-	  AND (s.layout IS NULL OR s.layout OPERATOR(pg_catalog.=) claim.layout)
 	  AND snowflake_registry.free(s)
 	ORDER BY s.state OPERATOR(pg_catalog.=) 'released' AND s.confirmed DESC,
 			 s.promise
@@ -1013,6 +1050,8 @@ COMMENT ON FUNCTION snowflake_registry.legacy_refresh(integer) IS
 	'Brings the claims of 1.3 servers up to date from the 1.3 table (internal).';
 COMMENT ON FUNCTION snowflake_registry.legacy_mirror(snowflake_registry.claims) IS
 	'Marks a pair granted to a 1.4 server as held for good in the 1.3 table (internal).';
+COMMENT ON FUNCTION snowflake_registry.fleet_layout(text) IS
+	'The fleet''s layout, recorded at its first claim (internal).';
 COMMENT ON FUNCTION snowflake_registry.take(snowflake_registry.claims, bigint, timestamptz, text, uuid, uuid, bigint, text, integer, text) IS
 	'Gives a claim to this start of the calling login, above every promise the pair had (internal).';
 COMMENT ON FUNCTION snowflake_registry.allowance(name) IS

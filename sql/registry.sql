@@ -373,9 +373,24 @@ RESET SESSION AUTHORIZATION;
 SET ROLE snowflake_operator;
 SELECT snowflake_registry.allow('server_paris_2', 1);
 RESET ROLE;
--- a claim in another layout (another epoch) is never granted the pair
+-- a server whose layout is not the fleet's, recorded at the first claim,
+-- gets nothing, not even a pair of its own: not with another epoch, nor
+-- with the same bits split otherwise (worker 32 of datacenter 0 in 4/6 bits
+-- is worker 0 of datacenter 1 in 5/5, held by server_paris_1)
 SET SESSION AUTHORIZATION server_paris_1;
 SELECT * FROM pg_temp.claim(1, 5, 5, layout => '1420070400000/41/5/5/12');
+SET SESSION AUTHORIZATION server_paris_8;
+SELECT * FROM pg_temp.claim(0, 80, 80, preferred => 32, max_worker => 63,
+	layout => '1288834974657/41/4/6/12');
+-- a registry whose settings lost the layout (a data-only restore of the
+-- claims) takes it back from the claims
+RESET SESSION AUTHORIZATION;
+UPDATE snowflake_registry.settings SET layout = NULL;
+SET SESSION AUTHORIZATION server_paris_8;
+SELECT * FROM pg_temp.claim(0, 80, 80, preferred => 32, max_worker => 63,
+	layout => '1288834974657/41/4/6/12');
+RESET SESSION AUTHORIZATION;
+SELECT layout FROM snowflake_registry.settings;
 -- a datacenter of two worker ids (max_worker 1): two logins hold them, a
 -- third finds it full
 SET SESSION AUTHORIZATION server_paris_6;

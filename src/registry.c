@@ -66,6 +66,7 @@
 #include "utils/wait_event.h"
 
 #include "compat.h"
+#include "layout.h"
 #include "registry.h"
 #include "statefile.h"
 #include "waits.h"
@@ -223,6 +224,20 @@ snowflake_registry_shmem_init(void)
 		strlcpy(registry_state->token, postmaster_token,
 				sizeof(registry_state->token));
 	}
+}
+
+/*
+ * This server's layout as the registry records it: "epoch ms/time/
+ * datacenter/worker/sequence bits".  Every server of a fleet must send the
+ * same: the registry refuses a claim in another.
+ */
+void
+registry_layout(char *out, size_t size)
+{
+	snprintf(out, size, INT64_FORMAT "/%d/%d/%d/%d",
+			 snowflake_epoch_unix_ms, snowflake_layout.time_bits,
+			 snowflake_layout.datacenter_bits, snowflake_layout.worker_bits,
+			 snowflake_layout.sequence_bits);
 }
 
 /*
@@ -386,6 +401,8 @@ snowflake_registry_worker_id(void)
 static void
 registry_error(SnowflakeRegistryState *copy)
 {
+	char		layout[96];
+
 	switch (copy->status)
 	{
 		case CLAIM_PENDING:
@@ -430,12 +447,13 @@ registry_error(SnowflakeRegistryState *copy)
 					 errhint("Give each server a login of its own, or allow more with snowflake_registry.allow() on the registry.")));
 			break;
 		case CLAIM_LAYOUT:
+			registry_layout(layout, sizeof(layout));
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("could not generate a snowflake ID: worker id %d of datacenter %d was claimed with another layout",
-							copy->holder_worker_id, registry_datacenter_id),
-					 errdetail("Its IDs were made with another snowflake.epoch or other bit widths, which would not keep this server's IDs apart from them."),
-					 errhint("Use the fleet's layout and epoch on every server.")));
+					 errmsg("could not generate a snowflake ID: this server's layout is not its fleet's"),
+					 errdetail("The registry records the fleet's layout (epoch ms/time/datacenter/worker/sequence bits) as %s; this server's is %s. Servers of two layouts can make the same ID.",
+							   copy->holder, layout),
+					 errhint("Set \"snowflake.epoch\" and the bit widths of every server of the fleet to the fleet's layout.")));
 			break;
 		case CLAIM_UNREACHABLE:
 			ereport(ERROR,

@@ -134,7 +134,8 @@ typedef struct SnowflakeHeldClaim
  * Everything but the first two fields under mutex.  The holder fields
  * describe who holds the claim this server was refused or lost (for a claim
  * of its own login only), and when, by the registry's clock at its answer,
- * it may pass (retry_in_ms, -1 if unknown); reason is the registry's or
+ * it may pass (retry_in_ms, -1 if unknown); after a refusal for the
+ * layout, holder is the fleet's layout.  reason is the registry's or
  * libpq's own words when it cannot be used.
  *
  * The gate reads the first two and worker_id on every ID without the lock.
@@ -187,6 +188,9 @@ extern int	registry_max_worker_id;
 
 /* CLOCK_MONOTONIC in microseconds, comparable between processes */
 extern uint64 registry_monotonic_us(void);
+
+/* this server's layout as the registry records it */
+extern void registry_layout(char *out, size_t size);
 
 /* a random UUID as text, in SNOWFLAKE_UUID_LEN bytes */
 extern bool registry_random_uuid(char *out);

@@ -27,7 +27,9 @@ typedef struct RegistryAnswer
 	int64		retry_in_ms;	/* when a refused claim may pass, by the
 								 * registry's clock, or -1 */
 	char		holder[SNOWFLAKE_REGISTRY_TEXT_LEN];	/* who holds it, for a
-														 * claim of this login */
+														 * claim of this login;
+														 * with layout, the
+														 * fleet's layout */
 } RegistryAnswer;
 
 /*

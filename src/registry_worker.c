@@ -39,7 +39,6 @@
 #include "utils/wait_event.h"
 
 #include "clock.h"
-#include "layout.h"
 #include "mark.h"
 #include "registry.h"
 #include "registry_libpq.h"
@@ -70,6 +69,8 @@ static void
 registry_log_status(SnowflakeClaimStatus status, int worker_id,
 					const RegistryAnswer *answer, const char *reason)
 {
+	char		layout[96];
+
 	switch (status)
 	{
 		case CLAIM_HELD:
@@ -102,10 +103,12 @@ registry_log_status(SnowflakeClaimStatus status, int worker_id,
 					 errhint("Give each server a login of its own, or allow more with snowflake_registry.allow() on the registry.")));
 			break;
 		case CLAIM_LAYOUT:
+			registry_layout(layout, sizeof(layout));
 			ereport(LOG,
-					(errmsg("snowflake worker id %d of datacenter %d was claimed with another layout; no IDs are generated",
-							answer->worker_id, registry_datacenter_id),
-					 errhint("Use the fleet's layout and epoch on every server.")));
+					(errmsg("this server's snowflake layout is not its fleet's; no IDs are generated"),
+					 errdetail("The registry records the fleet's layout (epoch ms/time/datacenter/worker/sequence bits) as %s; this server's is %s. Servers of two layouts can make the same ID.",
+							   answer->holder, layout),
+					 errhint("Set \"snowflake.epoch\" and the bit widths of every server of the fleet to the fleet's layout.")));
 			break;
 		case CLAIM_UNREACHABLE:
 			ereport(LOG,
@@ -344,10 +347,7 @@ registry_claim(PGconn *conn, char *reason)
 		preferred_worker_id = registry_read_cache();
 	snprintf(datacenter, sizeof(datacenter), "%d", registry_datacenter_id);
 	snprintf(max_worker, sizeof(max_worker), "%d", registry_max_worker_id);
-	snprintf(layout, sizeof(layout), INT64_FORMAT "/%d/%d/%d/%d",
-			 snowflake_epoch_unix_ms, snowflake_layout.time_bits,
-			 snowflake_layout.datacenter_bits, snowflake_layout.worker_bits,
-			 snowflake_layout.sequence_bits);
+	registry_layout(layout, sizeof(layout));
 	snprintf(system_identifier, sizeof(system_identifier), INT64_FORMAT,
 			 (int64) GetSystemIdentifier());
 	if (gethostname(host, sizeof(host)) != 0)

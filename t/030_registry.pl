@@ -283,9 +283,10 @@ like(
 $misdirected->stop;
 
 # Claims follow the server's layout: with one worker bit, a datacenter has
-# worker ids 0 and 1 only; and a pair used with another layout is never
-# granted under this one.
-$registry->safe_psql(
+# worker ids 0 and 1 only.  That is another fleet, with a registry of its
+# own: a registry records its fleet's layout at the first claim.
+my $narrow_registry = snowflake_registry('narrow_registry');
+$narrow_registry->safe_psql(
 	'postgres', q{
 INSERT INTO snowflake_registry.claims
 	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
@@ -296,28 +297,46 @@ SELECT 9, w, 'elsewhere_' || w, 'held', 1, 1, '1288834974657/41/5/1/16',
 FROM unnest(ARRAY[0, 5]) w});
 my $one_bit_conf = "snowflake.datacenter_id = 9\nsnowflake.worker_bits = 1\n"
   . "snowflake.sequence_bits = 16\n";
-my $small = snowflake_node('k', registry => $registry,
+my $small = snowflake_node('k', registry => $narrow_registry,
 	extra_conf => $one_bit_conf);
 start_node($small);
 ($pair) = wait_for_pair($small);
 is($pair, '9|1', 'with one worker bit, the only free worker id is claimed');
-my $too_many = snowflake_node('l', registry => $registry,
+my $too_many = snowflake_node('l', registry => $narrow_registry,
 	extra_conf => $one_bit_conf);
 start_node($too_many);
 like((next_pair($too_many))[1],
 	qr/all 2 worker ids of datacenter 9 are claimed/,
 	'and the next server finds the datacenter full');
 $_->stop foreach ($small, $too_many);
-$registry->safe_psql('postgres',
+$narrow_registry->safe_psql('postgres',
 	"UPDATE snowflake_registry.claims SET state = 'released', confirmed = true "
 	  . "WHERE datacenter_id = 9");
-my $other_layout = snowflake_node('p', registry => $registry,
+my $other_layout = snowflake_node('p', registry => $narrow_registry,
 	extra_conf => "snowflake.datacenter_id = 9\nsnowflake.worker_bits = 1\n");
 start_node($other_layout);
-like((next_pair($other_layout))[1],
-	qr/all 2 worker ids of datacenter 9 are claimed/,
-	'a freed pair used with another layout is not granted under this one');
+like(
+	(next_pair($other_layout))[1],
+	qr/55000: could not generate a snowflake ID: this server's layout is not its fleet's\n.*DETAIL:  The registry records the fleet's layout \(epoch ms\/time\/datacenter\/worker\/sequence bits\) as 1288834974657\/41\/5\/1\/16; this server's is 1288834974657\/41\/5\/1\/12\./s,
+	'a server of another layout gets no claim, not even a freed one');
 $other_layout->stop;
+$narrow_registry->stop;
+
+# Nor does a server whose bits are split otherwise, though its pair is one
+# the registry never granted: worker 32 of datacenter 0 in 4/6 bits is
+# worker 0 of datacenter 1 in Twitter's 5/5, this fleet's layout.
+my $split = snowflake_node('r', registry => $registry,
+	extra_conf => "snowflake.datacenter_id = 0\nsnowflake.datacenter_bits = 4\n"
+	  . "snowflake.worker_bits = 6\n");
+start_node($split);
+like(
+	(next_pair($split))[1],
+	qr/this server's layout is not its fleet's\n.*as 1288834974657\/41\/5\/5\/12; this server's is 1288834974657\/41\/4\/6\/12\./s,
+	'a server whose datacenter and worker bits are split otherwise gets no claim');
+ok( $split->log_contains(
+		qr/LOG:  this server's snowflake layout is not its fleet's; no IDs are generated/),
+	'and its log says why');
+$split->stop;
 
 # A registry that accepts connections but never answers: the worker gives
 # up after its timeout (a check-in interval, here a minute), and shutdown

@@ -4,7 +4,8 @@
 # The promise the registry records for a claim's holder, at most a lease
 # ahead of its clock, bounds the holder's IDs; a claim passes to another
 # server only above it (issue 23):
-#   1. a claim outside the server's layout is never handed back;
+#   1. a claim outside the server's layout is never handed back, nor is
+#      any claim to a server that left the fleet's layout;
 #   2. no ID passes the promise: a block that would run past it is refused,
 #      and issues no ID;
 #   3. a call that waited for the clock while its claim was released issues
@@ -22,7 +23,8 @@
 #      1.3 generated on A's cached claim: 97,262 IDs identical to B's.
 # In 4 to 6 each server draws IDs in a stream of its own (start_id_stream),
 # and the IDs of every holder of a pair are compared: no ID twice, and the
-# holders' ranges of ID time disjoint.
+# holders' ranges of ID time disjoint.  A registry serves one layout, its
+# fleet's: 1, 2 and 4 to 5 each have a registry of their own.
 
 use strict;
 use warnings;
@@ -38,11 +40,11 @@ use Test::More;
 # holder's promise.
 my $registry = snowflake_registry('registry', lease => '5 s');
 
-# Hold worker id 1 of datacenter dc for an hour, for a server elsewhere
-# whose layout has one worker bit.
+# Hold worker id 1 of datacenter dc on registry for an hour, for a server
+# elsewhere whose layout has one worker bit.
 sub hold_elsewhere
 {
-	my ($dc) = @_;
+	my ($registry, $dc) = @_;
 	$registry->safe_psql(
 		'postgres', qq{
 INSERT INTO snowflake_registry.claims
@@ -56,9 +58,11 @@ FROM snowflake_registry.settings s});
 }
 
 #
-# 1. A claim the layout cannot hold is not handed back.
+# 1. A claim the layout cannot hold is not handed back: a server that left
+# its fleet's layout (6 worker bits) gets no claim at all.
 #
-$registry->safe_psql(
+my $wide_registry = snowflake_registry('wide_registry', lease => '5 s');
+$wide_registry->safe_psql(
 	'postgres', q{
 INSERT INTO snowflake_registry.claims
 	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
@@ -67,7 +71,7 @@ SELECT 8, w, 'elsewhere_' || w, 'held', 1, s.epoch, '1288834974657/41/5/6/11',
 	   clock_timestamp(), clock_timestamp() + interval '1 hour',
 	   clock_timestamp(), clock_timestamp()
 FROM generate_series(0, 39) w, snowflake_registry.settings s});
-my $wide = snowflake_node('wide', registry => $registry,
+my $wide = snowflake_node('wide', registry => $wide_registry,
 	extra_conf => "snowflake.datacenter_id = 8\nsnowflake.sequence_bits = 11\n"
 	  . "snowflake.worker_bits = 6\n");
 start_node($wide);
@@ -81,11 +85,12 @@ start_node($wide);
 my ($narrow_pair, $err) = next_pair($wide);
 ok(!defined $narrow_pair,
 	"back to Twitter's layout, it does not get worker id 40 back");
-like($err, qr/53400: could not generate a snowflake ID: this server's login holds as many claims as it may/,
-	'and, its login still holding worker id 40 (idle), claims no other');
+like($err, qr/55000: could not generate a snowflake ID: this server's layout is not its fleet's/,
+	'nor any other: its layout is no longer its fleet\'s');
 isnt($wide->safe_psql('postgres', 'SELECT worker_id FROM snowflake_status'),
 	'40', 'snowflake_status does not show worker id 40');
 $wide->stop;
+$wide_registry->stop;
 
 #
 # 2. No ID passes the promise: with a max_lead of an hour, a block that
@@ -93,7 +98,8 @@ $wide->stop;
 # run 10 s ahead (four bits of sequence: 16 IDs a millisecond), past the
 # lease of 5 s, is refused and issues no ID.
 #
-my $bounded = snowflake_node('bounded', registry => $registry,
+my $bounded_registry = snowflake_registry('bounded_registry', lease => '5 s');
+my $bounded = snowflake_node('bounded', registry => $bounded_registry,
 	extra_conf => "snowflake.sequence_bits = 4\n");
 start_node($bounded);
 wait_for_pair($bounded);
@@ -114,6 +120,7 @@ like(
 	'a block that would run 10 s ahead, past the promise, is refused');
 unlike($block_out, qr/\d/, 'and issues no ID');
 $bounded->stop;
+$bounded_registry->stop;
 
 #
 # 3. A call that waits for the clock while its claim is released issues no
@@ -170,13 +177,14 @@ $waiting->stop;
 #
 my $one_bit = "snowflake.worker_bits = 1\nsnowflake.sequence_bits = 16\n";
 my %layout = (worker_bits => 1, sequence_bits => 16);
-hold_elsewhere(6);
-my $old = snowflake_node('old', registry => $registry,
+my $one_bit_registry = snowflake_registry('one_bit_registry', lease => '5 s');
+hold_elsewhere($one_bit_registry, 6);
+my $old = snowflake_node('old', registry => $one_bit_registry,
 	extra_conf => "snowflake.datacenter_id = 6\n$one_bit");
 start_node($old);
 is((wait_for_pair($old))[0], '6|0',
 	'a server holds the one free worker id of datacenter 6');
-my $newcomer = snowflake_node('newcomer', registry => $registry,
+my $newcomer = snowflake_node('newcomer', registry => $one_bit_registry,
 	extra_conf => "snowflake.datacenter_id = 6\n$one_bit");
 start_node($newcomer);
 like((next_pair($newcomer))[1],
@@ -187,15 +195,15 @@ my $old_1      = start_id_stream($old,      'old_1');
 my $newcomer_1 = start_id_stream($newcomer, 'newcomer_1');
 ok(wait_for_stream($old_1, '(SELECT count(*) FROM ids) > 0'),
 	'the holder generates');
-my $cut       = cut_off($registry, $old);
-my $free_from = $registry->safe_psql('postgres',
+my $cut       = cut_off($one_bit_registry, $old);
+my $free_from = $one_bit_registry->safe_psql('postgres',
 	'SELECT snowflake_registry.release(6, 0)');
-is(registry_claim($registry, '6|0', "promise = '$free_from'"),
+is(registry_claim($one_bit_registry, '6|0', "promise = '$free_from'"),
 	't', 'a release of a claim whose holder is silent says it passes at its promise');
-check_cut_off_handover($registry, $cut, $old_1, $newcomer_1, '6|0',
+check_cut_off_handover($one_bit_registry, $cut, $old_1, $newcomer_1, '6|0',
 	'released', %layout);
 my ($owner, $floor) = split /\|/,
-  registry_claim($registry, '6|0', "owner, floor = '$free_from'");
+  registry_claim($one_bit_registry, '6|0', "owner, floor = '$free_from'");
 is($owner, 'newcomer', 'the registry gave the worker id to the other login');
 is($floor, 't', 'above the promise the release named');
 
@@ -208,20 +216,20 @@ my $newcomer_2 = start_id_stream($newcomer, 'newcomer_2');
 ok(wait_for_stream($newcomer_2, '(SELECT count(*) FROM ids) > 0'),
 	'the newcomer generates');
 my $old_log_offset = -s $old->logfile;
-$cut       = cut_off($registry, $newcomer);
-$free_from = $registry->safe_psql('postgres',
+$cut       = cut_off($one_bit_registry, $newcomer);
+$free_from = $one_bit_registry->safe_psql('postgres',
 	"SELECT snowflake_registry.reassign(6, 0, 'old')");
 ok( $old->wait_for_log(
 		qr/snowflake worker id 0 of datacenter 6 is being freed for this server/,
 		$old_log_offset),
 	'the login it was reassigned to is told that it is being freed for it');
-check_cut_off_handover($registry, $cut, $newcomer_2, $old_2, '6|0',
+check_cut_off_handover($one_bit_registry, $cut, $newcomer_2, $old_2, '6|0',
 	'reassigned', %layout);
 ($owner, $floor) = split /\|/,
-  registry_claim($registry, '6|0', "owner, floor = '$free_from'");
+  registry_claim($one_bit_registry, '6|0', "owner, floor = '$free_from'");
 is($owner, 'old', 'the registry gave the worker id to the login it was reassigned to');
 is($floor, 't', 'above the promise the reassignment named');
-$_->stop foreach ($old, $newcomer);
+$_->stop foreach ($old, $newcomer, $one_bit_registry);
 
 #
 # 6. A cached claim is never used.
