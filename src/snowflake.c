@@ -100,7 +100,9 @@
  *	 wal.h/.c		 the mark's WAL record and its callbacks
  *	 mark.h/.c		 moving the durable mark; what the registry asks of the
  *					 generator
- *	 generate.h/.c	 claiming ticks, waits for the clock, refusals
+ *	 generate.h/.c	 claiming ticks, waits for the clock
+ *	 refusals.h/.c	 a call refused for the clock, the mark, a registry
+ *					 floor or a used-up lead; logged once an episode
  *	 waits.h/.c		 the wait events of those waits
  *	 mark_writer.c	 the mark writer's main loop
  *	 functions.h/.c	 snowflake_next_id, _next_ids, _last_id, _status
@@ -140,6 +142,7 @@
 #include "generate.h"
 #include "layout.h"
 #include "markfile.h"
+#include "refusals.h"
 #include "registry.h"
 #include "settings.h"
 #include "state.h"
