@@ -48,7 +48,8 @@ DROP TABLE snowflake_claims;
 -- snowflake_status (issue 24): ticks_burnt, the ticks that claims took and
 -- did not issue; coarse_margin_ms, how far the coarse clock is trusted to
 -- lag the clock; coarse_clock_misses, the claims that the exact clock caught
--- it lagging more.  A view's columns and a function's result cannot change
+-- it lagging more; coarse_unchecked_ids, the IDs claimed on the coarse
+-- clock between the exact clock's checks.  A view's columns and a function's result cannot change
 -- in place: both are made again, as 1.1 made them, with the new columns
 -- last.
 DROP VIEW snowflake_status;
@@ -80,7 +81,8 @@ CREATE FUNCTION snowflake_status(
 	OUT time_runs_out timestamptz,
 	OUT ticks_burnt bigint,
 	OUT coarse_margin_ms bigint,
-	OUT coarse_clock_misses bigint)
+	OUT coarse_clock_misses bigint,
+	OUT coarse_unchecked_ids bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_status'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

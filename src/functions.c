@@ -195,8 +195,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 	const SnowflakeLayout *layout = &snowflake_layout;
 	SnowflakeSharedState *state = snowflake_state;
 	TupleDesc	tupdesc;
-	Datum		values[25];
-	bool		nulls[25];
+	Datum		values[26];
+	bool		nulls[26];
 	TimestampTz epoch;
 	uint64		last_tick;
 	int64		last_ms;
@@ -206,6 +206,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	uint64		ids_issued = 0;
 	uint64		leads_taken = 0;
 	uint64		ticks_burnt = 0;
+	uint64		unchecked = 0;
 	int			i = 0;
 
 	snowflake_require_shared_state("show its status");
@@ -224,6 +225,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 		ids_issued += pg_atomic_read_u64(&state->backend_counts[slot].n.ids);
 		leads_taken += pg_atomic_read_u64(&state->backend_counts[slot].n.leads);
 		ticks_burnt += pg_atomic_read_u64(&state->backend_counts[slot].n.burnt);
+		unchecked += pg_atomic_read_u64(&state->backend_counts[slot].n.unchecked);
 	}
 	memset(nulls, false, sizeof(nulls));
 
@@ -263,6 +265,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	nulls[i] = snowflake_coarse_lag_ms < 0;
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->coarse_margin_ms));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&state->coarse_misses));
+	values[i++] = Int64GetDatum((int64) unchecked);
 	Assert(i == lengthof(values));
 	Assert(tupdesc->natts <= (int) lengthof(values));
 

@@ -17,8 +17,9 @@
 #include "storage/lwlock.h"
 
 /*
- * The IDs a backend issued, how many of them ahead of the clock, the ticks
- * its additions burnt, and the clock its last claim read, in a slot that
+ * The IDs a backend issued, how many of them ahead of the clock, how many
+ * on the coarse clock unchecked, the ticks its additions burnt, and the
+ * clock its last claim read, in a slot that
  * only the backend with that PGPROC number writes, each on its own cache
  * line: counting costs a plain load and store on a line no other process
  * writes, rather than an atomic increment of a line that every generating
@@ -32,6 +33,8 @@ typedef union SnowflakeBackendCounts
 		pg_atomic_uint64 ids;	/* IDs issued */
 		pg_atomic_uint64 leads; /* ... of them ahead of the clock */
 		pg_atomic_uint64 burnt; /* ticks claimed, then not issued */
+		pg_atomic_uint64 unchecked; /* IDs claimed on the coarse clock that
+									 * the exact clock did not check */
 		pg_atomic_uint64 clock_ms;	/* the clock (or the coarse clock) as
 									 * the last claim read it, in ms since
 									 * the epoch */

@@ -19,11 +19,11 @@
 # claims between two checks are not checked (docs/performance.md, "the
 # exact condition"): when the coarse clock lags past the margin and catches
 # up before the next check, some of them can come before their call's
-# clock, uncounted.  An earlier version of this test bounded those by the
-# misses counted, which the condition does not promise: a run on 18 found
-# 235 with no miss.  Their number is shown, not asserted.  The margin
-# widens if and only if a miss was counted.  Whether the coarse clock lags
-# beyond the margin in a run depends on the moment: a run may have none.
+# clock, and no miss is counted (a run on 18 found 235 with none).  Their
+# IDs are counted as unchecked (coarse_unchecked_ids), which bounds them.
+# The margin widens if and only if a miss was counted.  Whether the coarse
+# clock lags beyond the margin in a run depends on the moment: a run may
+# have none.
 #
 # max_connections is 20, so that a millisecond's 64 IDs are more than the
 # server's backends and claims add (see snowflake_claims_may_add).
@@ -53,13 +53,15 @@ my $margin0 = $node->safe_psql('postgres',
 	'SELECT coarse_margin_ms FROM snowflake_status');
 SKIP:
 {
-	skip 'no coarse clock on this system', 6 if $margin0 eq '';
-	my $misses = 0;
+	skip 'no coarse clock on this system', 9 if $margin0 eq '';
+	my $misses    = 0;
+	my $unchecked = 0;
 	foreach my $run (1 .. 3)
 	{
 		# clock_timestamp() is read before snowflake_next_id() is called;
 		# the first ID of a millisecond is the lowest of it in the table
-		my ($first_before, $before, $misses_now, $ahead) = split /\|/,
+		my ($first_before, $before, $misses_now, $unchecked_now, $ahead) =
+		  split /\|/,
 		  $node->safe_psql(
 			'postgres', qq{
 INSERT INTO ids SELECT $run, clock_timestamp(), snowflake_next_id()
@@ -67,6 +69,7 @@ FROM (SELECT generate_series(1, 160000)) g;
 SELECT count(*) FILTER (WHERE first AND late),
 	count(*) FILTER (WHERE late),
 	(SELECT coarse_clock_misses FROM snowflake_status),
+	(SELECT coarse_unchecked_ids FROM snowflake_status),
 	count(*) FILTER (WHERE snowflake_timestamp(id) > before)
 FROM (SELECT run, id, before,
 		snowflake_timestamp(id) < date_trunc('milliseconds', before) AS late,
@@ -77,11 +80,16 @@ WHERE run = $run});
 			"run $run, clock at 10x: no first ID of a millisecond before its "
 			  . 'call\'s clock');
 		note "run $run: $before IDs before their call's clock, "
-		  . ($misses_now - $misses) . ' misses counted';
+		  . ($misses_now - $misses) . ' misses counted, '
+		  . ($unchecked_now - $unchecked) . ' IDs unchecked';
+		cmp_ok($before, '<=', $unchecked_now - $unchecked,
+			"run $run: the IDs before their call's clock are no more than "
+			  . 'those counted as unchecked');
 		cmp_ok($ahead, '>', 0,
 			"run $run: ... of IDs claimed ahead of the clock ($ahead)")
 		  if $run == 1;
-		$misses = $misses_now;
+		$misses    = $misses_now;
+		$unchecked = $unchecked_now;
 	}
 	my $margin = $node->safe_psql('postgres',
 		'SELECT coarse_margin_ms FROM snowflake_status');
