@@ -52,7 +52,8 @@ CREATE TABLE snowflake_registry.settings (
 	-- how far the registry's clock may be behind its clock of before an epoch
 	margin interval NOT NULL DEFAULT interval '1 s'
 		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
-	-- the fleet's layout, recorded at its first claim (see fleet_layout)
+	-- the fleet's layout, recorded at its first claim or set by an operator
+	-- (see fleet_layout and configure)
 	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$'),
 	epoch bigint NOT NULL DEFAULT 0,
 	epoch_key text,
@@ -419,15 +420,43 @@ BEGIN
 END
 $$;
 
--- The fleet's layout: the one recorded at the first claim that named one,
--- proposed if none did.  Every server of a fleet must use it, not merely
--- each pair the layout it was used with: with other widths the same pair
--- means other bits (datacenter 1, worker 0 in 5/5 bits is datacenter 0,
--- worker 32 in 4/6), and other sequence bits move every field, so two
--- servers of two layouts can make the same ID whatever their pairs.  A
--- registry whose settings lost it (a data-only restore of the claims) takes
--- it back from the claims.  It never changes: IDs already made under it lie
--- at every time and in every pair.
+-- A layout as the registry records and compares it: "epoch ms/time/
+-- datacenter/worker/sequence bits", each a number with no leading zero,
+-- within the bounds a server accepts; NULL if it is not one.  Two spellings
+-- of one layout are one layout.
+CREATE FUNCTION snowflake_registry.layout_of(layout text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+DECLARE
+	b integer[];
+BEGIN
+	IF layout IS NULL OR layout !~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$' THEN
+		RETURN NULL;
+	END IF;
+	b := pg_catalog.string_to_array(pg_catalog.substr(layout,
+				pg_catalog.strpos(layout, '/') OPERATOR(pg_catalog.+) 1),
+			'/')::integer[];
+	IF b[1] NOT BETWEEN 32 AND 63 OR b[2] NOT BETWEEN 0 AND 30 OR
+	   b[3] NOT BETWEEN 0 AND 30 OR b[4] NOT BETWEEN 1 AND 31 OR
+	   b[1] OPERATOR(pg_catalog.+) b[2] OPERATOR(pg_catalog.+) b[3]
+	   OPERATOR(pg_catalog.+) b[4] OPERATOR(pg_catalog.>) 63 THEN
+		RETURN NULL;
+	END IF;
+	RETURN pg_catalog.concat_ws('/',
+		pg_catalog.split_part(layout, '/', 1)::bigint, b[1], b[2], b[3], b[4]);
+END
+$$;
+
+-- The fleet's layout: the one an operator set (configure), or else the one
+-- the claims were made with, or else proposed, the first claim's; recorded
+-- at once.  NULL while it cannot be told: the claims name several, or
+-- claims of 1.3 servers, whose layout nobody recorded, are here.  Every
+-- server of a fleet must use it, not merely each pair the layout it was
+-- used with: with other widths the same pair means other bits (datacenter
+-- 1, worker 0 in 5/5 bits is datacenter 0, worker 32 in 4/6), and other
+-- sequence bits move every field, so two servers of two layouts can make
+-- the same ID whatever their pairs.
 CREATE FUNCTION snowflake_registry.fleet_layout(proposed text)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
@@ -436,12 +465,14 @@ DECLARE
 	fleet text;
 BEGIN
 	SELECT s.layout INTO fleet FROM snowflake_registry.settings s;
-	IF fleet IS NULL THEN
+	IF fleet IS NULL AND
+	   NOT EXISTS (SELECT FROM snowflake_registry.claims c WHERE c.legacy) AND
+	   (SELECT pg_catalog.count(DISTINCT c.layout)
+		FROM snowflake_registry.claims c) OPERATOR(pg_catalog.<=) 1 THEN
 		UPDATE snowflake_registry.settings s
 		SET layout = coalesce(
 			(SELECT c.layout FROM snowflake_registry.claims c
-			 WHERE c.layout IS NOT NULL
-			 ORDER BY c.extended_at DESC LIMIT 1),
+			 WHERE c.layout IS NOT NULL LIMIT 1),
 			proposed)
 		WHERE s.layout IS NULL;
 		-- a new snapshot: the layout a concurrent first claim recorded
@@ -562,7 +593,8 @@ $$;
 --     a claim that is free (see snowflake_registry.free), the one whose
 --     promise passed first;
 --   * otherwise 'full'.
--- A server whose layout is not the fleet's gets nothing ('layout').
+-- A server whose layout is not the fleet's gets nothing ('layout', with the
+-- fleet's layout as holder, NULL while an operator must set it).
 CREATE FUNCTION snowflake_registry.claim(
 	datacenter_id integer,
 	max_worker_id integer,
@@ -584,21 +616,22 @@ DECLARE
 	fleet text;
 	dc integer := claim.datacenter_id;
 BEGIN
+	layout := snowflake_registry.layout_of(layout);
 	IF dc IS NULL OR dc NOT BETWEEN 0 AND 1073741823 OR
 	   max_worker_id IS NULL OR max_worker_id NOT BETWEEN 0 AND 1073741823 OR
-	   layout IS NULL OR layout !~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$' OR
+	   layout IS NULL OR
 	   token IS NULL OR nonce IS NULL OR
 	   pg_catalog.length(host) > 255 OR pg_catalog.length(data_directory) > 1024 OR
 	   port NOT BETWEEN 0 AND 65535 THEN
 		RAISE EXCEPTION 'invalid claim for datacenter % with largest worker id %',
 			dc, max_worker_id
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'The datacenter id and the largest worker id lie between 0 and 1073741823; the layout, token and nonce are required; the host has at most 255 characters and the data directory at most 1024.';
+				  DETAIL = 'The datacenter id and the largest worker id lie between 0 and 1073741823; the layout is one a server accepts; the token and nonce are required; the host has at most 255 characters and the data directory at most 1024.';
 	END IF;
 	PERFORM snowflake_registry.durable();
 	SELECT * INTO ep FROM snowflake_registry.epoch();
 	fleet := snowflake_registry.fleet_layout(layout);
-	IF fleet OPERATOR(pg_catalog.<>) layout THEN
+	IF fleet IS DISTINCT FROM layout THEN
 		RETURN ROW('layout', NULL, NULL, NULL, NULL, NULL, NULL,
 				   fleet)::snowflake_registry.answer;
 	END IF;
@@ -752,7 +785,8 @@ $$;
 -- (another start or login took it over), 'released' (an operator freed it:
 -- the holder stops and confirms with snowflake_registry.idle), 'forked'
 -- (another process extended it under the same token and version: a copy of
--- this one).
+-- this one), 'layout' (the claim is not of the fleet's layout, which an
+-- operator changed: the holder stops and claims again).
 CREATE FUNCTION snowflake_registry.extend(
 	datacenter_id integer,
 	worker_id integer,
@@ -767,6 +801,7 @@ DECLARE
 	c snowflake_registry.claims;
 	ep record;
 	floor_ts timestamptz;
+	fleet text;
 BEGIN
 	IF datacenter_id IS NULL OR worker_id IS NULL OR token IS NULL OR
 	   version IS NULL OR nonce IS NULL OR new_nonce IS NULL THEN
@@ -784,6 +819,12 @@ BEGIN
 	IF NOT FOUND THEN
 		RETURN ROW('moved', worker_id, NULL, NULL, NULL, NULL, NULL,
 				   NULL)::snowflake_registry.answer;
+	END IF;
+	-- a claim of another layout than the fleet's is never extended, nor
+	-- granted anew: its holder stops, and claims in the fleet's layout
+	fleet := snowflake_registry.fleet_layout(c.layout);
+	IF NOT c.legacy AND c.layout IS DISTINCT FROM fleet THEN
+		RETURN snowflake_registry.answer_of(c, 'layout', NULL, fleet);
 	END IF;
 	-- a regrant whose answer was lost
 	IF c.token OPERATOR(pg_catalog.=) extend.token AND
@@ -981,18 +1022,98 @@ AS $$
 	ON CONFLICT (login) DO UPDATE SET claims = excluded.claims
 $$;
 
+-- Set the fleet's layout (see fleet_layout), for configure.  A change
+-- keeps every ID apart from those made under the layouts before only if it
+-- keeps the epoch and the bit the time starts at: then a new epoch, whose
+-- floor lies above every promise made so far, puts every later grant above
+-- those IDs in time, and so in value; the claims of the old layout are
+-- neither extended nor granted anew (extend answers 'layout').  A change of
+-- the epoch or of where the time starts is refused: IDs made before could
+-- come again at any time.  A claim of a 1.3 server, whose layout nobody
+-- recorded, must fit the layout.
+CREATE FUNCTION snowflake_registry.set_layout(layout text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	wanted text := snowflake_registry.layout_of(layout);
+	other text;
+	legacy snowflake_registry.claims;
+	changed boolean := false;
+BEGIN
+	IF wanted IS NULL THEN
+		RAISE EXCEPTION 'invalid snowflake layout "%"', layout
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'A layout is "epoch ms/time/datacenter/worker/sequence bits", as a server sends it: 32 to 63 bits of time, at most 30 datacenter and 30 worker bits, 1 to 31 sequence bits, at most 63 bits in all.';
+	END IF;
+	PERFORM FROM snowflake_registry.settings FOR UPDATE;
+	FOR other IN
+		SELECT DISTINCT l.layout
+		FROM (SELECT s.layout FROM snowflake_registry.settings s
+			  UNION ALL
+			  SELECT c.layout FROM snowflake_registry.claims c) l
+		WHERE l.layout IS NOT NULL
+		  AND l.layout OPERATOR(pg_catalog.<>) wanted
+	LOOP
+		IF pg_catalog.split_part(other, '/', 1) OPERATOR(pg_catalog.<>)
+		   pg_catalog.split_part(wanted, '/', 1) OR
+		   snowflake_registry.time_shift(other) OPERATOR(pg_catalog.<>)
+		   snowflake_registry.time_shift(wanted) THEN
+			RAISE EXCEPTION 'cannot change the fleet''s layout from % to %',
+				other, wanted
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'The IDs made under the old layout count time from another epoch, or from another bit: IDs of the new one could equal them.',
+					  HINT = 'Keep snowflake.epoch and the sum of the datacenter, worker and sequence bits, or start a new ID space with a new registry database.';
+		END IF;
+		changed := true;
+	END LOOP;
+	SELECT * INTO legacy FROM snowflake_registry.claims c
+	WHERE c.legacy
+	  AND (c.datacenter_id OPERATOR(pg_catalog.>=)
+		   (1::bigint OPERATOR(pg_catalog.<<)
+			pg_catalog.split_part(wanted, '/', 3)::integer)
+		   OR c.worker_id OPERATOR(pg_catalog.>=)
+		   (1::bigint OPERATOR(pg_catalog.<<)
+			pg_catalog.split_part(wanted, '/', 4)::integer))
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'layout % cannot hold worker id % of datacenter %, claimed by a snowflake 1.3 server',
+			wanted, legacy.worker_id, legacy.datacenter_id
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Set the layout the 1.3 servers use.';
+	END IF;
+	UPDATE snowflake_registry.settings s
+	SET layout = wanted,
+		epoch_key = CASE WHEN changed THEN NULL ELSE s.epoch_key END;
+END
+$$;
+
+-- Where an ID of layout starts its time: the datacenter, worker and
+-- sequence bits below it.
+CREATE FUNCTION snowflake_registry.time_shift(layout text)
+RETURNS integer
+LANGUAGE sql IMMUTABLE
+AS $$
+	SELECT pg_catalog.split_part(layout, '/', 3)::integer
+		OPERATOR(pg_catalog.+) pg_catalog.split_part(layout, '/', 4)::integer
+		OPERATOR(pg_catalog.+) pg_catalog.split_part(layout, '/', 5)::integer
+$$;
+
 -- For operators: the lease (how far ahead of the registry's clock a promise
--- reaches) and how long a claim whose promise passed stays its login's.
--- Returns them as they are now.
+-- reaches), how long a claim whose promise passed stays its login's, and
+-- the fleet's layout (see set_layout).  Returns them as they are now.
 CREATE FUNCTION snowflake_registry.configure(
 	lease interval DEFAULT NULL,
 	reclaim_after interval DEFAULT NULL,
+	layout text DEFAULT NULL,
 	OUT lease interval,
-	OUT reclaim_after interval)
+	OUT reclaim_after interval,
+	OUT layout text)
 LANGUAGE sql VOLATILE SECURITY DEFINER
 AS $$
 	SELECT snowflake_registry.durable();
 	INSERT INTO snowflake_registry.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
+	SELECT snowflake_registry.set_layout($3) WHERE $3 IS NOT NULL;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce($1, s.lease),
 		previous_lease = CASE WHEN $1 IS NULL OR $1 OPERATOR(pg_catalog.=) s.lease
@@ -1008,7 +1129,7 @@ AS $$
 								THEN s.lease_changed_at
 								ELSE pg_catalog.clock_timestamp() END,
 		reclaim_after = coalesce($2, s.reclaim_after)
-	RETURNING s.lease, s.reclaim_after
+	RETURNING s.lease, s.reclaim_after, s.layout
 $$;
 
 -- One line each, for \df+, \dv+ and \dT+.
@@ -1026,8 +1147,8 @@ COMMENT ON FUNCTION snowflake_registry.reassign(integer, integer, name) IS
 	'Gives a worker id to another login, under the rule of a release.';
 COMMENT ON FUNCTION snowflake_registry.allow(name, integer) IS
 	'Lets a login hold more than one claim, for servers that share it.';
-COMMENT ON FUNCTION snowflake_registry.configure(interval, interval) IS
-	'Sets the lease (how far past the registry''s clock a promise reaches) and how long a claim whose promise passed stays its login''s.';
+COMMENT ON FUNCTION snowflake_registry.configure(interval, interval, text) IS
+	'Sets the lease (how far past the registry''s clock a promise reaches), how long a claim whose promise passed stays its login''s, and the fleet''s layout.';
 COMMENT ON TYPE snowflake_registry.answer IS
 	'What the registry answers a server about its claim.';
 COMMENT ON FUNCTION snowflake_registry.durable() IS
@@ -1051,7 +1172,13 @@ COMMENT ON FUNCTION snowflake_registry.legacy_refresh(integer) IS
 COMMENT ON FUNCTION snowflake_registry.legacy_mirror(snowflake_registry.claims) IS
 	'Marks a pair granted to a 1.4 server as held for good in the 1.3 table (internal).';
 COMMENT ON FUNCTION snowflake_registry.fleet_layout(text) IS
-	'The fleet''s layout, recorded at its first claim (internal).';
+	'The fleet''s layout, recorded at its first claim or set by an operator (internal).';
+COMMENT ON FUNCTION snowflake_registry.layout_of(text) IS
+	'A layout as the registry records and compares it, or NULL (internal).';
+COMMENT ON FUNCTION snowflake_registry.set_layout(text) IS
+	'Sets the fleet''s layout, keeping every ID apart from those made before (internal).';
+COMMENT ON FUNCTION snowflake_registry.time_shift(text) IS
+	'The bit an ID of a layout starts its time at (internal).';
 COMMENT ON FUNCTION snowflake_registry.take(snowflake_registry.claims, bigint, timestamptz, text, uuid, uuid, bigint, text, integer, text) IS
 	'Gives a claim to this start of the calling login, above every promise the pair had (internal).';
 COMMENT ON FUNCTION snowflake_registry.allowance(name) IS

@@ -903,6 +903,70 @@ COMMIT;
 \c - :regress_super
 
 --
+-- The fleet's layout, in a registry of its own: a stray server of another
+-- layout claims first, and an operator puts the layout right
+--
+CREATE DATABASE regression_registry_layout;
+\c regression_registry_layout
+CREATE EXTENSION snowflake_registry;
+GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_worker, snowflake_operator;
+GRANT EXECUTE ON FUNCTION snowflake_registry.claim, snowflake_registry.extend,
+    snowflake_registry.idle TO snowflake_worker;
+GRANT EXECUTE ON FUNCTION snowflake_registry.configure TO snowflake_operator;
+GRANT SELECT ON snowflake_registry.status TO snowflake_operator;
+-- claim(datacenter, max worker, layout, start) as the session's login
+CREATE FUNCTION pg_temp.claim_in(dc integer, max_worker integer,
+	layout text, start integer)
+RETURNS TABLE (status text, worker_id integer, version bigint, holder text)
+LANGUAGE sql AS $$
+	SELECT a.status, a.worker_id, a.version, a.holder
+	FROM snowflake_registry.claim(dc, max_worker, layout,
+		lpad(start::text, 32, '0')::uuid, lpad(start::text, 32, '0')::uuid) a
+$$;
+-- the stray server, with 4 datacenter and 6 worker bits, claims first: its
+-- layout becomes the fleet's, and a server of Twitter's layout gets nothing
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT * FROM pg_temp.claim_in(1, 63, '1288834974657/41/4/6/12', 1);
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT * FROM pg_temp.claim_in(2, 31, '1288834974657/41/5/5/12', 2);
+-- a layout is compared as numbers, whatever its spelling; one that no
+-- server accepts is refused
+SET SESSION AUTHORIZATION server_paris_3;
+SELECT * FROM pg_temp.claim_in(3, 63, '01288834974657/41/04/06/12', 3);
+SELECT * FROM pg_temp.claim_in(3, 31, '1288834974657/41/5/5/40', 3);
+RESET SESSION AUTHORIZATION;
+SELECT snowflake_registry.layout_of(l)
+FROM unnest(ARRAY['0/32/0/0/1', '1/31/0/0/1', '1/41/31/0/12', '1/41/5/5/0',
+	'1/41/10/10/3']) l;
+-- an operator sets the fleet's layout; not one with another epoch, or with
+-- the time at another bit, whose IDs could equal the stray's
+SET ROLE snowflake_operator;
+SELECT layout FROM snowflake_registry.configure();
+SELECT layout FROM snowflake_registry.configure(layout => '1420070400000/41/5/5/12');
+SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/40/5/5/13');
+SELECT layout FROM snowflake_registry.configure(layout => 'twitter');
+SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/5/12');
+RESET ROLE;
+-- the stray's claim is no longer extended: it stops, and claims again in
+-- vain; the Twitter server gets its claim above the stray's promise (a new
+-- epoch, whose floor lies above every promise made so far), though its
+-- worker 0 of datacenter 2 has the node bits of the stray's
+SELECT promise AS stray_promise FROM snowflake_registry.claims
+WHERE datacenter_id = 1 \gset
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT a.status, a.worker_id, a.holder
+FROM snowflake_registry.extend(1, 0, lpad('1', 32, '0')::uuid, 1,
+	lpad('1', 32, '0')::uuid, lpad('11', 32, '0')::uuid) a;
+SELECT * FROM pg_temp.claim_in(1, 63, '1288834974657/41/4/6/12', 1);
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT status, worker_id FROM pg_temp.claim_in(2, 31, '1288834974657/41/5/5/12', 2);
+RESET SESSION AUTHORIZATION;
+SELECT floor > :'stray_promise' AS above_the_stray
+FROM snowflake_registry.claims WHERE datacenter_id = 2;
+\c :regress_db
+DROP DATABASE regression_registry_layout;
+
+--
 -- Upgrading a live 1.3 registry, in a database of its own
 --
 CREATE DATABASE regression_registry_13;
@@ -986,6 +1050,15 @@ LANGUAGE sql AS $$
 		lpad(token::text, 32, '0')::uuid, lpad(token::text, 32, '0')::uuid,
 		sysid, session_user::text, 5432, '/srv/' || session_user) a
 $$;
+-- nothing is granted until an operator sets the layout the 1.3 servers
+-- use, which nobody recorded; it must hold their claims
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT * FROM pg_temp.claim_14(21, 102);
+RESET SESSION AUTHORIZATION;
+SET ROLE snowflake_operator;
+SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/1/16');
+SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/5/12');
+RESET ROLE;
 -- a new server gets the claim whose release its holder confirmed, above its
 -- 1.3 promise and above the registry's clock (a 1.3 holder was never
 -- stopped by its promise); the 1.3 table marks it held for good, so that no

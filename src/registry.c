@@ -451,9 +451,12 @@ registry_error(SnowflakeRegistryState *copy)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not generate a snowflake ID: this server's layout is not its fleet's"),
+					 copy->holder[0] != '\0' ?
 					 errdetail("The registry records the fleet's layout (epoch ms/time/datacenter/worker/sequence bits) as %s; this server's is %s. Servers of two layouts can make the same ID.",
-							   copy->holder, layout),
-					 errhint("Set \"snowflake.epoch\" and the bit widths of every server of the fleet to the fleet's layout.")));
+							   copy->holder, layout) :
+					 errdetail("The registry has no layout for its fleet: claims of 1.3 servers, or of several layouts, are there. This server's is %s.",
+							   layout),
+					 errhint(REGISTRY_LAYOUT_HINT)));
 			break;
 		case CLAIM_UNREACHABLE:
 			ereport(ERROR,

@@ -106,9 +106,12 @@ registry_log_status(SnowflakeClaimStatus status, int worker_id,
 			registry_layout(layout, sizeof(layout));
 			ereport(LOG,
 					(errmsg("this server's snowflake layout is not its fleet's; no IDs are generated"),
+					 answer->holder[0] != '\0' ?
 					 errdetail("The registry records the fleet's layout (epoch ms/time/datacenter/worker/sequence bits) as %s; this server's is %s. Servers of two layouts can make the same ID.",
-							   answer->holder, layout),
-					 errhint("Set \"snowflake.epoch\" and the bit widths of every server of the fleet to the fleet's layout.")));
+							   answer->holder, layout) :
+					 errdetail("The registry has no layout for its fleet: claims of 1.3 servers, or of several layouts, are there. This server's is %s.",
+							   layout),
+					 errhint(REGISTRY_LAYOUT_HINT)));
 			break;
 		case CLAIM_UNREACHABLE:
 			ereport(LOG,
@@ -510,10 +513,14 @@ registry_extend(PGconn *conn, char *reason)
 		return !lost_unconfirmed;
 	}
 	held.pending[0] = '\0';
-	registry_publish(CLAIM_LOST, -1, false, &answer,
-					 strcmp(answer.status, "forked") == 0 ?
-					 "was extended by a copy of this server" :
-					 "has moved to another start or login");
+	if (strcmp(answer.status, "layout") == 0)
+		registry_publish(CLAIM_LOST, -1, false, NULL,
+						 "is not of the fleet's layout, which an operator changed");
+	else
+		registry_publish(CLAIM_LOST, -1, false, &answer,
+						 strcmp(answer.status, "forked") == 0 ?
+						 "was extended by a copy of this server" :
+						 "has moved to another start or login");
 	return true;
 }
 

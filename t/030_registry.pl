@@ -338,6 +338,67 @@ ok( $split->log_contains(
 	'and its log says why');
 $split->stop;
 
+# An operator who finds the fleet's layout wrong sets another with the same
+# epoch and the time at the same bit (4/6 for 5/5): the servers of the old
+# layout stop at their next extension, and a server of the new one starts
+# above every ID made before, though its pair has the node bits of one of
+# theirs (worker 32 of datacenter 0 in 4/6 is worker 0 of datacenter 1 in
+# 5/5; worker ids 0 to 31 of datacenter 0 were used before).
+my $changing = snowflake_registry('changing_registry');
+$changing->safe_psql(
+	'postgres', q{
+INSERT INTO snowflake_registry.claims
+	(datacenter_id, worker_id, owner, state, confirmed, version, epoch,
+	 layout, floor, promise, claimed_at, extended_at)
+SELECT 0, w, 'elsewhere_' || w, 'released', true, 1, 0,
+	   '1288834974657/41/5/5/12', clock_timestamp() - interval '2 h',
+	   clock_timestamp() - interval '1 h', clock_timestamp() - interval '2 h',
+	   clock_timestamp() - interval '1 h'
+FROM generate_series(0, 31) w});
+my $five_five = snowflake_node('s', registry => $changing,
+	extra_conf => "snowflake.datacenter_id = 1\n");
+start_node($five_five);
+is((wait_for_pair($five_five))[0], '1|0',
+	"a server of Twitter's layout claims worker 0 of datacenter 1");
+my $five_five_ids = start_id_stream($five_five, 'five_five');
+ok(wait_for_stream($five_five_ids, '(SELECT count(*) FROM ids) > 0'),
+	'and generates');
+my $five_five_log = -s $five_five->logfile;
+is( $changing->safe_psql(
+		'postgres',
+		"SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/4/6/12')"
+	),
+	'1288834974657/41/4/6/12',
+	'an operator sets the layout 4/6');
+ok( $five_five->wait_for_log(
+		qr/this server's claim on snowflake worker id 0 of datacenter 1 is not of the fleet's layout, which an operator changed; no IDs are generated/,
+		$five_five_log),
+	'the server of 5/5 learns at its next extension that its layout is no longer the fleet\'s'
+);
+ok( $five_five->wait_for_log(
+		qr/this server's snowflake layout is not its fleet's; no IDs are generated/,
+		$five_five_log),
+	'and, claiming again, is refused');
+stop_id_stream($five_five_ids);
+my $four_six = snowflake_node('t', registry => $changing,
+	extra_conf => "snowflake.datacenter_id = 0\nsnowflake.datacenter_bits = 4\n"
+	  . "snowflake.worker_bits = 6\n");
+start_node($four_six);
+is((wait_for_pair($four_six))[0], '0|32',
+	'a server of 4/6 claims worker 32 of datacenter 0');
+my $four_six_ids = start_id_stream($four_six, 'four_six');
+ok(wait_for_stream($four_six_ids, '(SELECT count(*) FROM ids) > 100'),
+	'and generates');
+stop_id_stream($four_six_ids);
+my @before = stream_ids($five_five_ids);
+my @after  = stream_ids($four_six_ids);
+my $highest_before = (sort { $a <=> $b } @before)[-1];
+my $lowest_after   = (sort { $a <=> $b } @after)[0];
+cmp_ok($lowest_after, '>', $highest_before,
+	'every ID of the new layout is above every ID of the old: '
+	  . scalar(@before) . ' and ' . scalar(@after) . ' IDs, the same node bits');
+$_->stop foreach ($five_five, $four_six, $changing);
+
 # A registry that accepts connections but never answers: the worker gives
 # up after its timeout (a check-in interval, here a minute), and shutdown
 # does not wait for it.

@@ -501,7 +501,10 @@ foreach my $statement (split /;\n/, fleet_doc_registry_sql())
 	}
 	reg($statement);
 }
-reg("SELECT snowflake_registry.configure(lease => '5 s')");
+# and, as docs/fleet.md says, the lease and the layout of the 1.3 fleet,
+# which 1.3 did not record, before the first 1.4 server claims
+reg("SELECT snowflake_registry.configure(lease => '5 s', "
+	  . "layout => '1288834974657/41/5/5/12')");
 registry_conninfo($reg, $_) foreach qw(s1 s2 s3 n4 n5 b6 n7);
 
 # The registry's log, written as things happen: every 1.3 claim that passes
