@@ -18,6 +18,7 @@ use warnings;
 
 use File::Spec;
 use FindBin;
+use Time::HiRes qw(usleep);
 use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
@@ -83,6 +84,15 @@ my ($bouncer_out, $bouncer_err) = ('', '');
 my $bouncer_run = IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
 	'>', \$bouncer_out, '2>', \$bouncer_err);
 END { $bouncer_run->kill_kill if $bouncer_run; }
+# Its socket first: a psql that finds no server exits before reading the
+# query that poll_query_until writes to it, which then dies of a broken pipe
+# (a run on 17 did) rather than trying again.
+my $socket = "$bouncer_host/.s.PGSQL.$bouncer_port";
+foreach (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+{
+	last if -S $socket;
+	usleep(100_000);
+}
 $bouncer->poll_query_until('snowflake', 'SELECT true')
   or die "pgbouncer did not start: $bouncer_err";
 
