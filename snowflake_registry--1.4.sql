@@ -52,9 +52,6 @@ CREATE TABLE snowflake_registry.settings (
 	-- how far the registry's clock may be behind its clock of before an epoch
 	margin interval NOT NULL DEFAULT interval '1 s'
 		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
-	-- the fleet's layout, recorded at its first claim or set by an operator
-	-- (see fleet_layout and configure)
-	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$'),
 	epoch bigint NOT NULL DEFAULT 0,
 	epoch_key text,
 	epoch_floor timestamptz
@@ -62,6 +59,17 @@ CREATE TABLE snowflake_registry.settings (
 -- Its one row is made by the first call (see snowflake_registry.epoch), not
 -- here: a dump reloaded into a new install then brings its own row, whose
 -- epoch key differs from the new one.
+
+-- The fleet's layout, set by an operator (configure) or recorded at the
+-- first claim (see fleet_layout).  A row of its own: every claim and
+-- extension holds it in share mode from the moment it reads the layout,
+-- and a change of layout waits for them, without touching the settings row
+-- that an epoch's start locks.  Its one row is made by the first call, as
+-- the settings' is.
+CREATE TABLE snowflake_registry.fleet (
+	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$')
+);
 
 -- One row a datacenter, locked by every claim in it: two servers starting at
 -- once never get the same worker id.  Only the owner can lock it.
@@ -139,6 +147,7 @@ CREATE TRIGGER keep_claims_truncate BEFORE TRUNCATE ON snowflake_registry.claims
 
 -- The registry's state: pg_dump keeps it.
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.settings', '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.fleet', '');
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.datacenters', '');
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.logins', '');
 SELECT pg_catalog.pg_extension_config_dump('snowflake_registry.claims', '');
@@ -449,14 +458,18 @@ END
 $$;
 
 -- The fleet's layout: the one an operator set (configure), or else the one
--- the claims were made with, or else proposed, the first claim's; recorded
--- at once.  NULL while it cannot be told: the claims name several, or
--- claims of 1.3 servers, whose layout nobody recorded, are here.  Every
--- server of a fleet must use it, not merely each pair the layout it was
--- used with: with other widths the same pair means other bits (datacenter
--- 1, worker 0 in 5/5 bits is datacenter 0, worker 32 in 4/6), and other
--- sequence bits move every field, so two servers of two layouts can make
--- the same ID whatever their pairs.
+-- the claims were made with, or else proposed, the first claim's, recorded
+-- at once; NULL while it cannot be told: the claims name several, or a
+-- registry of 1.3 is in this database (its servers' layout was never
+-- recorded).  Every server of a fleet must use it, not merely each pair the
+-- layout it was used with: with other widths the same pair means other
+-- bits (datacenter 1, worker 0 in 5/5 bits is datacenter 0, worker 32 in
+-- 4/6), and other sequence bits move every field, so two servers of two
+-- layouts can make the same ID whatever their pairs.  Returns holding the
+-- fleet's row until the transaction ends, in share mode at least: a change
+-- of layout (set_layout) waits for every claim and extension that read the
+-- layout before it, so that the new epoch it starts lies above their
+-- promises, and every one after it reads the new layout.
 CREATE FUNCTION snowflake_registry.fleet_layout(proposed text)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
@@ -464,20 +477,22 @@ AS $$
 DECLARE
 	fleet text;
 BEGIN
-	SELECT s.layout INTO fleet FROM snowflake_registry.settings s;
-	IF fleet IS NULL AND
+	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
+	-- record one, if it can be told: a first claim that races another waits
+	-- for its row, then finds the layout the other recorded
+	IF (SELECT f.layout FROM snowflake_registry.fleet f) IS NULL AND
+	   snowflake_registry.legacy_table() IS NULL AND
 	   NOT EXISTS (SELECT FROM snowflake_registry.claims c WHERE c.legacy) AND
 	   (SELECT pg_catalog.count(DISTINCT c.layout)
 		FROM snowflake_registry.claims c) OPERATOR(pg_catalog.<=) 1 THEN
-		UPDATE snowflake_registry.settings s
+		UPDATE snowflake_registry.fleet f
 		SET layout = coalesce(
 			(SELECT c.layout FROM snowflake_registry.claims c
 			 WHERE c.layout IS NOT NULL LIMIT 1),
 			proposed)
-		WHERE s.layout IS NULL;
-		-- a new snapshot: the layout a concurrent first claim recorded
-		SELECT s.layout INTO fleet FROM snowflake_registry.settings s;
+		WHERE f.layout IS NULL;
 	END IF;
+	SELECT f.layout INTO fleet FROM snowflake_registry.fleet f FOR SHARE;
 	RETURN fleet;
 END
 $$;
@@ -629,12 +644,14 @@ BEGIN
 				  DETAIL = 'The datacenter id and the largest worker id lie between 0 and 1073741823; the layout is one a server accepts; the token and nonce are required; the host has at most 255 characters and the data directory at most 1024.';
 	END IF;
 	PERFORM snowflake_registry.durable();
-	SELECT * INTO ep FROM snowflake_registry.epoch();
+	-- the layout before the epoch: a change of layout commits a new epoch
+	-- with it, which this call then sees too
 	fleet := snowflake_registry.fleet_layout(layout);
 	IF fleet IS DISTINCT FROM layout THEN
 		RETURN ROW('layout', NULL, NULL, NULL, NULL, NULL, NULL,
 				   fleet)::snowflake_registry.answer;
 	END IF;
+	SELECT * INTO ep FROM snowflake_registry.epoch();
 	PERFORM snowflake_registry.legacy_refresh(dc);
 
 	-- this start's claim, asked for again
@@ -1022,34 +1039,57 @@ AS $$
 	ON CONFLICT (login) DO UPDATE SET claims = excluded.claims
 $$;
 
--- Set the fleet's layout (see fleet_layout), for configure.  A change
--- keeps every ID apart from those made under the layouts before only if it
--- keeps the epoch and the bit the time starts at: then a new epoch, whose
--- floor lies above every promise made so far, puts every later grant above
--- those IDs in time, and so in value; the claims of the old layout are
--- neither extended nor granted anew (extend answers 'layout').  A change of
--- the epoch or of where the time starts is refused: IDs made before could
--- come again at any time.  A claim of a 1.3 server, whose layout nobody
--- recorded, must fit the layout.
+-- Set the fleet's layout (see fleet_layout), for configure.  Once it waits
+-- for every claim and extension that read the layout before, a change keeps
+-- every ID apart from those made under the layouts before only if it keeps
+-- the epoch and the bit the time starts at: then a new epoch, whose floor
+-- lies above every promise made so far, puts every later grant above those
+-- IDs in time, and so in value; and the claims of the old layout are
+-- neither extended nor granted anew (extend answers 'layout').  So a change
+-- of the epoch or of where the time starts is refused where a claim may
+-- have made IDs (IDs made before could come again at any time), and so is
+-- any change while a 1.3 server holds a claim: it never asks the registry
+-- again.  The first layout set where 1.3 servers' claims are is theirs, as
+-- the operator says; it must hold their claims.
 CREATE FUNCTION snowflake_registry.set_layout(layout text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
 	wanted text := snowflake_registry.layout_of(layout);
+	current_layout text;
 	other text;
 	legacy snowflake_registry.claims;
-	changed boolean := false;
 BEGIN
 	IF wanted IS NULL THEN
 		RAISE EXCEPTION 'invalid snowflake layout "%"', layout
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'A layout is "epoch ms/time/datacenter/worker/sequence bits", as a server sends it: 32 to 63 bits of time, at most 30 datacenter and 30 worker bits, 1 to 31 sequence bits, at most 63 bits in all.';
 	END IF;
-	PERFORM FROM snowflake_registry.settings FOR UPDATE;
+	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
+	SELECT f.layout INTO current_layout FROM snowflake_registry.fleet f
+	FOR UPDATE;
+	IF current_layout IS NOT DISTINCT FROM wanted THEN
+		RETURN;
+	END IF;
+	-- the claims of 1.3 servers, as they are now, under 1.3's locks
+	PERFORM snowflake_registry.legacy_refresh(NULL);
+	IF current_layout IS NOT NULL AND
+	   EXISTS (SELECT FROM snowflake_registry.claims c
+			   WHERE c.legacy AND c.state OPERATOR(pg_catalog.<>) 'idle'
+				 AND NOT (c.state OPERATOR(pg_catalog.=) 'released'
+						  AND c.confirmed)) THEN
+		RAISE EXCEPTION 'cannot change the fleet''s layout while snowflake 1.3 servers hold claims'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A 1.3 server never learns of the change, and would go on making IDs in the old layout.',
+				  HINT = 'Move every server to 1.4 first.';
+	END IF;
+	-- the layouts IDs may have been made with: the claims', and the current
+	-- one wherever a claim is (those of 1.3 servers were made in it)
 	FOR other IN
 		SELECT DISTINCT l.layout
-		FROM (SELECT s.layout FROM snowflake_registry.settings s
+		FROM (SELECT current_layout AS layout
+			  WHERE EXISTS (SELECT FROM snowflake_registry.claims)
 			  UNION ALL
 			  SELECT c.layout FROM snowflake_registry.claims c) l
 		WHERE l.layout IS NOT NULL
@@ -1059,13 +1099,14 @@ BEGIN
 		   pg_catalog.split_part(wanted, '/', 1) OR
 		   snowflake_registry.time_shift(other) OPERATOR(pg_catalog.<>)
 		   snowflake_registry.time_shift(wanted) THEN
-			RAISE EXCEPTION 'cannot change the fleet''s layout from % to %',
+			RAISE EXCEPTION 'cannot change the fleet''s layout from "%" to "%"',
 				other, wanted
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = 'The IDs made under the old layout count time from another epoch, or from another bit: IDs of the new one could equal them.',
 					  HINT = 'Keep snowflake.epoch and the sum of the datacenter, worker and sequence bits, or start a new ID space with a new registry database.';
 		END IF;
-		changed := true;
+		-- a new epoch: every grant from now on lies above every promise
+		UPDATE snowflake_registry.settings SET epoch_key = NULL;
 	END LOOP;
 	SELECT * INTO legacy FROM snowflake_registry.claims c
 	WHERE c.legacy
@@ -1077,14 +1118,13 @@ BEGIN
 			pg_catalog.split_part(wanted, '/', 4)::integer))
 	LIMIT 1;
 	IF FOUND THEN
-		RAISE EXCEPTION 'layout % cannot hold worker id % of datacenter %, claimed by a snowflake 1.3 server',
+		RAISE EXCEPTION 'layout "%" cannot hold worker id % of datacenter %, claimed by a snowflake 1.3 server',
 			wanted, legacy.worker_id, legacy.datacenter_id
 			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The layout of the fleet''s 1.3 servers was never recorded: the one set now is taken for theirs.',
 				  HINT = 'Set the layout the 1.3 servers use.';
 	END IF;
-	UPDATE snowflake_registry.settings s
-	SET layout = wanted,
-		epoch_key = CASE WHEN changed THEN NULL ELSE s.epoch_key END;
+	UPDATE snowflake_registry.fleet SET layout = wanted;
 END
 $$;
 
@@ -1114,6 +1154,7 @@ AS $$
 	SELECT snowflake_registry.durable();
 	INSERT INTO snowflake_registry.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
 	SELECT snowflake_registry.set_layout($3) WHERE $3 IS NOT NULL;
+	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce($1, s.lease),
 		previous_lease = CASE WHEN $1 IS NULL OR $1 OPERATOR(pg_catalog.=) s.lease
@@ -1129,7 +1170,8 @@ AS $$
 								THEN s.lease_changed_at
 								ELSE pg_catalog.clock_timestamp() END,
 		reclaim_after = coalesce($2, s.reclaim_after)
-	RETURNING s.lease, s.reclaim_after, s.layout
+	RETURNING s.lease, s.reclaim_after,
+		(SELECT f.layout FROM snowflake_registry.fleet f)
 $$;
 
 -- One line each, for \df+, \dv+ and \dT+.

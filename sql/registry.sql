@@ -382,15 +382,15 @@ SELECT * FROM pg_temp.claim(1, 5, 5, layout => '1420070400000/41/5/5/12');
 SET SESSION AUTHORIZATION server_paris_8;
 SELECT * FROM pg_temp.claim(0, 80, 80, preferred => 32, max_worker => 63,
 	layout => '1288834974657/41/4/6/12');
--- a registry whose settings lost the layout (a data-only restore of the
+-- a registry whose fleet row lost the layout (a data-only restore of the
 -- claims) takes it back from the claims
 RESET SESSION AUTHORIZATION;
-UPDATE snowflake_registry.settings SET layout = NULL;
+UPDATE snowflake_registry.fleet SET layout = NULL;
 SET SESSION AUTHORIZATION server_paris_8;
 SELECT * FROM pg_temp.claim(0, 80, 80, preferred => 32, max_worker => 63,
 	layout => '1288834974657/41/4/6/12');
 RESET SESSION AUTHORIZATION;
-SELECT layout FROM snowflake_registry.settings;
+SELECT layout FROM snowflake_registry.fleet;
 -- a datacenter of two worker ids (max_worker 1): two logins hold them, a
 -- third finds it full
 SET SESSION AUTHORIZATION server_paris_6;
@@ -963,6 +963,11 @@ SELECT status, worker_id FROM pg_temp.claim_in(2, 31, '1288834974657/41/5/5/12',
 RESET SESSION AUTHORIZATION;
 SELECT floor > :'stray_promise' AS above_the_stray
 FROM snowflake_registry.claims WHERE datacenter_id = 2;
+-- the same layout set again changes nothing: no new epoch
+SET ROLE snowflake_operator;
+SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/5/12');
+RESET ROLE;
+SELECT epoch_key IS NOT NULL AS same_epoch FROM snowflake_registry.settings;
 \c :regress_db
 DROP DATABASE regression_registry_layout;
 
@@ -1058,6 +1063,9 @@ RESET SESSION AUTHORIZATION;
 SET ROLE snowflake_operator;
 SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/1/16');
 SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/5/12');
+-- and, while 1.3 servers hold claims, it cannot change: they would never
+-- learn of it
+SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/4/6/12');
 RESET ROLE;
 -- a new server gets the claim whose release its holder confirmed, above its
 -- 1.3 promise and above the registry's clock (a 1.3 holder was never

@@ -284,8 +284,9 @@ $misdirected->stop;
 
 # Claims follow the server's layout: with one worker bit, a datacenter has
 # worker ids 0 and 1 only.  That is another fleet, with a registry of its
-# own: a registry records its fleet's layout at the first claim.
-my $narrow_registry = snowflake_registry('narrow_registry');
+# own: a registry serves one layout, its fleet's.
+my $narrow_registry = snowflake_registry('narrow_registry',
+	layout => '1288834974657/41/5/1/16');
 $narrow_registry->safe_psql(
 	'postgres', q{
 INSERT INTO snowflake_registry.claims

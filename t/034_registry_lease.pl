@@ -61,7 +61,8 @@ FROM snowflake_registry.settings s});
 # 1. A claim the layout cannot hold is not handed back: a server that left
 # its fleet's layout (6 worker bits) gets no claim at all.
 #
-my $wide_registry = snowflake_registry('wide_registry', lease => '5 s');
+my $wide_registry = snowflake_registry('wide_registry', lease => '5 s',
+	layout => '1288834974657/41/5/6/11');
 $wide_registry->safe_psql(
 	'postgres', q{
 INSERT INTO snowflake_registry.claims
@@ -98,7 +99,8 @@ $wide_registry->stop;
 # run 10 s ahead (four bits of sequence: 16 IDs a millisecond), past the
 # lease of 5 s, is refused and issues no ID.
 #
-my $bounded_registry = snowflake_registry('bounded_registry', lease => '5 s');
+my $bounded_registry = snowflake_registry('bounded_registry', lease => '5 s',
+	layout => '1288834974657/41/5/5/4');
 my $bounded = snowflake_node('bounded', registry => $bounded_registry,
 	extra_conf => "snowflake.sequence_bits = 4\n");
 start_node($bounded);
@@ -177,7 +179,8 @@ $waiting->stop;
 #
 my $one_bit = "snowflake.worker_bits = 1\nsnowflake.sequence_bits = 16\n";
 my %layout = (worker_bits => 1, sequence_bits => 16);
-my $one_bit_registry = snowflake_registry('one_bit_registry', lease => '5 s');
+my $one_bit_registry = snowflake_registry('one_bit_registry', lease => '5 s',
+	layout => '1288834974657/41/5/1/16');
 hold_elsewhere($one_bit_registry, 6);
 my $old = snowflake_node('old', registry => $one_bit_registry,
 	extra_conf => "snowflake.datacenter_id = 6\n$one_bit");

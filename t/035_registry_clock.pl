@@ -24,7 +24,8 @@ use Test::More;
 skip_without_libfaketime();
 
 my $registry =
-  snowflake_registry('registry', clock => 1, no_cache => 1, lease => '2 s');
+  snowflake_registry('registry', clock => 1, no_cache => 1, lease => '2 s',
+	layout => '1288834974657/41/5/1/16');
 $registry->safe_psql('postgres',
 	"SELECT snowflake_registry.configure(reclaim_after => '1 min')");
 

@@ -312,7 +312,8 @@ sub snowflake_standby
 
 A started server that serves as the worker id registry: no preload,
 CREATE EXTENSION snowflake_registry in database postgres, with a lease of
-C<lease> (default 2 s) set by snowflake_registry.configure.  C<init> is a
+C<lease> (default 2 s) and the fleet's layout C<layout> (default Twitter's,
+as docs/fleet.md sets it) set by snowflake_registry.configure.  C<init> is a
 hash of parameters for PostgreSQL::Test::Cluster's init (such as
 C<allows_streaming> and C<has_archiving>, for a registry with standbys or
 an archive), and C<extra_conf> is added to its postgresql.conf.  With C<clock>
@@ -349,7 +350,7 @@ sub fleet_doc_registry_sql
 {
 	my $doc = slurp_file(dirname(__FILE__) . '/../docs/fleet.md');
 	my ($sql) = $doc =~
-	  /^```sql\n(CREATE EXTENSION snowflake_registry;\n-- what every server's login may do.*?)^```$/ms
+	  /^```sql\n(CREATE EXTENSION snowflake_registry;\n(?:(?!```).)*?-- what every server's login may do.*?)^```$/ms
 	  or die 'docs/fleet.md has no registry setup block';
 	$sql =~ s/ PASSWORD '\.\.\.'//
 	  or die "docs/fleet.md's registry setup has no password placeholder";
@@ -385,7 +386,9 @@ sub snowflake_registry
 	$node->safe_psql('postgres', fleet_doc_registry_sql());
 	$node->safe_psql('postgres',
 		"SELECT snowflake_registry.configure(lease => '"
-		  . ($params{lease} // '2 s') . "')");
+		  . ($params{lease} // '2 s') . "'"
+		  . (defined $params{layout} ? ", layout => '$params{layout}'" : '')
+		  . ')');
 	return $node;
 }
 
