@@ -826,7 +826,12 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	PERFORM snowflake_registry.durable();
-	-- the epoch first: its row is locked before any claim's, everywhere
+	-- the fleet's row before the epoch, as in claim(): a change of layout
+	-- commits a new epoch with it, which this call then sees too (read
+	-- the other way round, an extension racing a change was granted anew
+	-- under the old epoch's floor); and the rows in one order everywhere:
+	-- the fleet's, the settings', then the claim's
+	PERFORM FROM snowflake_registry.fleet f FOR SHARE;
 	SELECT * INTO ep FROM snowflake_registry.epoch();
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) extend.datacenter_id
@@ -1048,8 +1053,8 @@ $$;
 -- neither extended nor granted anew (extend answers 'layout').  So a change
 -- of the epoch or of where the time starts is refused where a claim may
 -- have made IDs (IDs made before could come again at any time), and so is
--- any change while a 1.3 server holds a claim: it never asks the registry
--- again.  The first layout set where 1.3 servers' claims are is theirs, as
+-- any change while 1.3's registry is in the database: a 1.3 server, which
+-- may claim or take its claim back there, never learns of it.  The first layout set where 1.3 servers' claims are is theirs, as
 -- the operator says; it must hold their claims.
 CREATE FUNCTION snowflake_registry.set_layout(layout text)
 RETURNS void
@@ -1075,14 +1080,11 @@ BEGIN
 	-- the claims of 1.3 servers, as they are now, under 1.3's locks
 	PERFORM snowflake_registry.legacy_refresh(NULL);
 	IF current_layout IS NOT NULL AND
-	   EXISTS (SELECT FROM snowflake_registry.claims c
-			   WHERE c.legacy AND c.state OPERATOR(pg_catalog.<>) 'idle'
-				 AND NOT (c.state OPERATOR(pg_catalog.=) 'released'
-						  AND c.confirmed)) THEN
-		RAISE EXCEPTION 'cannot change the fleet''s layout while snowflake 1.3 servers hold claims'
+	   snowflake_registry.legacy_table() IS NOT NULL THEN
+		RAISE EXCEPTION 'cannot change the fleet''s layout while snowflake 1.3 servers may claim'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'A 1.3 server never learns of the change, and would go on making IDs in the old layout.',
-				  HINT = 'Move every server to 1.4 first.';
+				  DETAIL = 'The registry of snowflake 1.3 is still in this database: a 1.3 server never learns of the change, and would make IDs in the old layout.',
+				  HINT = 'Move every server to 1.4 and update snowflake in this database first.';
 	END IF;
 	-- the layouts IDs may have been made with: the claims', and the current
 	-- one wherever a claim is (those of 1.3 servers were made in it)

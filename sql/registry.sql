@@ -1063,8 +1063,8 @@ RESET SESSION AUTHORIZATION;
 SET ROLE snowflake_operator;
 SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/1/16');
 SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/5/12');
--- and, while 1.3 servers hold claims, it cannot change: they would never
--- learn of it
+-- and, while 1.3's registry is here, it cannot change: a 1.3 server would
+-- never learn of it
 SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/4/6/12');
 RESET ROLE;
 -- a new server gets the claim whose release its holder confirmed, above its
