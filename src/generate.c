@@ -345,13 +345,22 @@ snowflake_require_time_left(const SnowflakeLayout *layout, int64 tick_ms)
 				 errhint("Choose a later snowflake.epoch for a new ID space.")));
 }
 
-/* This backend's slot of counts, or NULL in a process that has none. */
+/*
+ * This backend's slot of counts, or NULL in a process that has none; found
+ * once, as every ID counts in it and a process keeps its PGPROC.
+ */
+static SnowflakeBackendCounts *snowflake_my_slot = NULL;
+
 static inline SnowflakeBackendCounts *
 snowflake_my_counts(void)
 {
+	if (likely(snowflake_my_slot != NULL))
+		return snowflake_my_slot;
 	if (MyProc == NULL || snowflake_proc_number(MyProc) >= MaxBackends)
 		return NULL;
-	return &snowflake_state->backend_counts[snowflake_proc_number(MyProc)];
+	snowflake_my_slot =
+		&snowflake_state->backend_counts[snowflake_proc_number(MyProc)];
+	return snowflake_my_slot;
 }
 
 /*
@@ -461,35 +470,23 @@ snowflake_clear_of_edges(int64 first_ms, int64 end_ms, int64 now_ms)
 static int64 snowflake_checked_ms = -1;
 
 /*
- * May a claim of the ticks first to end, which the coarse clock, read as
- * coarse_ms before the claim, let through, be issued?  Its first tick lies
- * the margin ahead of the coarse clock; that is ahead of the clock at the
- * start of the call only while the coarse clock lags by less than the
- * margin, which the kernel's timer ticks do not bound.  So the exact clock,
- * read now, after the claim, checks the first claim this backend makes in
- * each millisecond: at most one read a millisecond of IDs.  Where it reads
- * past the first tick's millisecond, the claim could carry a time before
+ * The exact clock's check of the first claim this backend makes on the
+ * coarse clock in a millisecond (see snowflake_coarse_claim_holds): the
+ * claim of first to end, which the coarse clock, read as coarse_ms before
+ * it, let through, holds if its first tick is not before the exact clock,
+ * read now, after the claim.  Otherwise the claim could carry a time before
  * the clock at the start of its call: count the miss, widen every backend's
  * margin to twice the lag found, and refuse the claim, whose ticks are
- * burnt; the call claims again on the exact clock.  The claims between two
- * checks are not checked (an exact read costs four and a half coarse
- * ones, on every ID of a burst): their IDs are counted, as those whose time
- * rests on the coarse clock's lag alone.
+ * burnt; the call claims again on the exact clock.  Out of line, as it runs
+ * at most once a millisecond.
  */
-static bool
-snowflake_coarse_claim_holds(const SnowflakeLayout *layout, uint64 first,
-							 uint64 end, int64 coarse_ms)
+static pg_noinline bool
+snowflake_coarse_check_exact(int64 first_ms, uint64 n, int64 coarse_ms)
 {
 	SnowflakeSharedState *state = snowflake_state;
-	int64		first_ms = (int64) (first >> layout->sequence_bits);
 	int64		exact_ms;
 	int			us_into_ms;
 
-	if (first_ms == snowflake_checked_ms)
-	{
-		snowflake_count_unchecked(end - first + 1);
-		return true;
-	}
 	snowflake_checked_ms = first_ms;
 	exact_ms = snowflake_clock_ms(&us_into_ms);
 	if (first_ms >= exact_ms)
@@ -497,9 +494,35 @@ snowflake_coarse_claim_holds(const SnowflakeLayout *layout, uint64 first,
 	pg_atomic_fetch_add_u64(&state->coarse_misses, 1);
 	snowflake_raise_counter(&state->coarse_margin_ms,
 							(uint64) (2 * (exact_ms - coarse_ms)));
-	snowflake_count_burnt(end - first + 1);
+	snowflake_count_burnt(n);
 	snowflake_claim_in_lead = false;
 	return false;
+}
+
+/*
+ * May a claim of the ticks first to end, which the coarse clock, read as
+ * coarse_ms before the claim, let through, be issued?  Its first tick lies
+ * the margin ahead of the coarse clock; that is ahead of the clock at the
+ * start of the call only while the coarse clock lags by less than the
+ * margin, which the kernel's timer ticks do not bound.  So the exact clock
+ * checks the first claim this backend makes in each millisecond (see
+ * snowflake_coarse_check_exact): at most one read a millisecond of IDs.
+ * The claims between two checks are not checked (an exact read costs four
+ * and a half coarse ones, on every ID of a burst): their IDs are counted,
+ * as those whose time rests on the coarse clock's lag alone.
+ */
+static inline bool
+snowflake_coarse_claim_holds(const SnowflakeLayout *layout, uint64 first,
+							 uint64 end, int64 coarse_ms)
+{
+	int64		first_ms = (int64) (first >> layout->sequence_bits);
+
+	if (likely(first_ms == snowflake_checked_ms))
+	{
+		snowflake_count_unchecked(end - first + 1);
+		return true;
+	}
+	return snowflake_coarse_check_exact(first_ms, end - first + 1, coarse_ms);
 }
 
 /*
