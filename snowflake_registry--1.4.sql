@@ -477,7 +477,9 @@ AS $$
 DECLARE
 	fleet text;
 BEGIN
-	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
+	IF NOT EXISTS (SELECT FROM snowflake_registry.fleet) THEN
+		INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
+	END IF;
 	-- record one, if it can be told: a first claim that races another waits
 	-- for its row, then finds the layout the other recorded
 	IF (SELECT f.layout FROM snowflake_registry.fleet f) IS NULL AND
@@ -1141,6 +1143,62 @@ AS $$
 		OPERATOR(pg_catalog.+) pg_catalog.split_part(layout, '/', 5)::integer
 $$;
 
+-- Set the lease, reclaim_after and the layout where given (see configure),
+-- and return them as they are now.  A claim or extension under way holds
+-- the rows it changes until its transaction ends: after the lock timeout
+-- (see durable), fail saying so, naming the sessions that may keep one open.
+CREATE FUNCTION snowflake_registry.set_settings(
+	new_lease interval,
+	new_reclaim_after interval,
+	new_layout text,
+	OUT lease interval,
+	OUT reclaim_after interval,
+	OUT layout text)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	idle_sessions text;
+BEGIN
+	INSERT INTO snowflake_registry.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
+	IF new_layout IS NOT NULL THEN
+		PERFORM snowflake_registry.set_layout(new_layout);
+	END IF;
+	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
+	UPDATE snowflake_registry.settings s
+	SET lease = coalesce(new_lease, s.lease),
+		previous_lease = CASE WHEN new_lease IS NULL OR new_lease OPERATOR(pg_catalog.=) s.lease
+							  THEN s.previous_lease
+							  WHEN NOT EXISTS (SELECT FROM snowflake_registry.claims c
+											   WHERE NOT c.legacy)
+							  THEN interval '0'
+							  WHEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.<)
+								   (s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease)
+							  THEN GREATEST(s.lease, s.previous_lease)
+							  ELSE s.lease END,
+		lease_changed_at = CASE WHEN new_lease IS NULL OR new_lease OPERATOR(pg_catalog.=) s.lease
+								THEN s.lease_changed_at
+								ELSE pg_catalog.clock_timestamp() END,
+		reclaim_after = coalesce(new_reclaim_after, s.reclaim_after)
+	RETURNING s.lease, s.reclaim_after,
+		(SELECT f.layout FROM snowflake_registry.fleet f)
+	INTO lease, reclaim_after, layout;
+EXCEPTION WHEN lock_not_available THEN
+	SELECT pg_catalog.string_agg(pg_catalog.format('%s (%s, since %s)',
+			a.pid, a.usename, a.state_change), ', ' ORDER BY a.pid)
+	INTO idle_sessions
+	FROM pg_catalog.pg_stat_activity a
+	WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+	  AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+	  AND a.state OPERATOR(pg_catalog.~~) 'idle in transaction%';
+	RAISE EXCEPTION 'could not configure the registry: another transaction holds its settings or its layout'
+		USING ERRCODE = 'lock_not_available',
+			  DETAIL = pg_catalog.concat('Claims, extensions and operators'' calls hold them until their transactions end. Sessions of this database idle in a transaction: ',
+										 coalesce(idle_sessions, 'none'), '.'),
+			  HINT = 'End the session that keeps its transaction open (pg_terminate_backend), and configure again.';
+END
+$$;
+
+
 -- For operators: the lease (how far ahead of the registry's clock a promise
 -- reaches), how long a claim whose promise passed stays its login's, and
 -- the fleet's layout (see set_layout).  Returns them as they are now.
@@ -1154,26 +1212,7 @@ CREATE FUNCTION snowflake_registry.configure(
 LANGUAGE sql VOLATILE SECURITY DEFINER
 AS $$
 	SELECT snowflake_registry.durable();
-	INSERT INTO snowflake_registry.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
-	SELECT snowflake_registry.set_layout($3) WHERE $3 IS NOT NULL;
-	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
-	UPDATE snowflake_registry.settings s
-	SET lease = coalesce($1, s.lease),
-		previous_lease = CASE WHEN $1 IS NULL OR $1 OPERATOR(pg_catalog.=) s.lease
-							  THEN s.previous_lease
-							  WHEN NOT EXISTS (SELECT FROM snowflake_registry.claims c
-											   WHERE NOT c.legacy)
-							  THEN interval '0'
-							  WHEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.<)
-								   (s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease)
-							  THEN GREATEST(s.lease, s.previous_lease)
-							  ELSE s.lease END,
-		lease_changed_at = CASE WHEN $1 IS NULL OR $1 OPERATOR(pg_catalog.=) s.lease
-								THEN s.lease_changed_at
-								ELSE pg_catalog.clock_timestamp() END,
-		reclaim_after = coalesce($2, s.reclaim_after)
-	RETURNING s.lease, s.reclaim_after,
-		(SELECT f.layout FROM snowflake_registry.fleet f)
+	SELECT * FROM snowflake_registry.set_settings($1, $2, $3)
 $$;
 
 -- One line each, for \df+, \dv+ and \dT+.
@@ -1219,6 +1258,8 @@ COMMENT ON FUNCTION snowflake_registry.fleet_layout(text) IS
 	'The fleet''s layout, recorded at its first claim or set by an operator (internal).';
 COMMENT ON FUNCTION snowflake_registry.layout_of(text) IS
 	'A layout as the registry records and compares it, or NULL (internal).';
+COMMENT ON FUNCTION snowflake_registry.set_settings(interval, interval, text) IS
+	'Sets the lease, how long a passed claim stays its login''s, and the fleet''s layout, for configure (internal).';
 COMMENT ON FUNCTION snowflake_registry.set_layout(text) IS
 	'Sets the fleet''s layout, keeping every ID apart from those made before (internal).';
 COMMENT ON FUNCTION snowflake_registry.time_shift(text) IS

@@ -241,6 +241,24 @@ registry_layout(char *out, size_t size)
 }
 
 /*
+ * For ereport: the detail of a refusal of this server's layout, beside the
+ * fleet's as the registry answered it (empty where it records none), as a
+ * backend's error and the worker's log both give it.
+ */
+int
+registry_errdetail_layout(const char *fleet_layout)
+{
+	char		layout[96];
+
+	registry_layout(layout, sizeof(layout));
+	if (fleet_layout[0] != '\0')
+		return errdetail("The registry records the fleet's layout (epoch ms/time/datacenter/worker/sequence bits) as %s; this server's is %s. Servers of two layouts can make the same ID.",
+						 fleet_layout, layout);
+	return errdetail("The registry has no layout for its fleet: claims of 1.3 servers, or of several layouts, are there. This server's is %s.",
+					 layout);
+}
+
+/*
  * Write a random (version 4) UUID as text into out, which has room for
  * SNOWFLAKE_UUID_LEN bytes.  Returns false if no random bytes could be had.
  */
@@ -401,8 +419,6 @@ snowflake_registry_worker_id(void)
 static void
 registry_error(SnowflakeRegistryState *copy)
 {
-	char		layout[96];
-
 	switch (copy->status)
 	{
 		case CLAIM_PENDING:
@@ -447,15 +463,10 @@ registry_error(SnowflakeRegistryState *copy)
 					 errhint("Give each server a login of its own, or allow more with snowflake_registry.allow() on the registry.")));
 			break;
 		case CLAIM_LAYOUT:
-			registry_layout(layout, sizeof(layout));
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not generate a snowflake ID: this server's layout is not its fleet's"),
-					 copy->holder[0] != '\0' ?
-					 errdetail("The registry records the fleet's layout (epoch ms/time/datacenter/worker/sequence bits) as %s; this server's is %s. Servers of two layouts can make the same ID.",
-							   copy->holder, layout) :
-					 errdetail("The registry has no layout for its fleet: claims of 1.3 servers, or of several layouts, are there. This server's is %s.",
-							   layout),
+					 registry_errdetail_layout(copy->holder),
 					 errhint(REGISTRY_LAYOUT_HINT)));
 			break;
 		case CLAIM_UNREACHABLE:

@@ -192,6 +192,9 @@ extern uint64 registry_monotonic_us(void);
 /* this server's layout as the registry records it */
 extern void registry_layout(char *out, size_t size);
 
+/* for ereport: why this server's layout was refused, beside the fleet's */
+extern int	registry_errdetail_layout(const char *fleet_layout);
+
 /* what to do when the registry refuses this server's layout */
 #define REGISTRY_LAYOUT_HINT \
 	"Set \"snowflake.epoch\" and \"snowflake.time_bits\", \"snowflake.datacenter_bits\", \"snowflake.worker_bits\" and \"snowflake.sequence_bits\" to the fleet's layout; if the registry's is wrong, an operator sets it with snowflake_registry.configure(layout => ...)."

@@ -69,8 +69,6 @@ static void
 registry_log_status(SnowflakeClaimStatus status, int worker_id,
 					const RegistryAnswer *answer, const char *reason)
 {
-	char		layout[96];
-
 	switch (status)
 	{
 		case CLAIM_HELD:
@@ -103,14 +101,9 @@ registry_log_status(SnowflakeClaimStatus status, int worker_id,
 					 errhint("Give each server a login of its own, or allow more with snowflake_registry.allow() on the registry.")));
 			break;
 		case CLAIM_LAYOUT:
-			registry_layout(layout, sizeof(layout));
 			ereport(LOG,
 					(errmsg("this server's snowflake layout is not its fleet's; no IDs are generated"),
-					 answer->holder[0] != '\0' ?
-					 errdetail("The registry records the fleet's layout (epoch ms/time/datacenter/worker/sequence bits) as %s; this server's is %s. Servers of two layouts can make the same ID.",
-							   answer->holder, layout) :
-					 errdetail("The registry has no layout for its fleet: claims of 1.3 servers, or of several layouts, are there. This server's is %s.",
-							   layout),
+					 registry_errdetail_layout(answer->holder),
 					 errhint(REGISTRY_LAYOUT_HINT)));
 			break;
 		case CLAIM_UNREACHABLE:
