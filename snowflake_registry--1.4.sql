@@ -1109,8 +1109,15 @@ BEGIN
 					  DETAIL = 'The IDs made under the old layout count time from another epoch, or from another bit: IDs of the new one could equal them.',
 					  HINT = 'Keep snowflake.epoch and the sum of the datacenter, worker and sequence bits, or start a new ID space with a new registry database.';
 		END IF;
-		-- a new epoch: every grant from now on lies above every promise
-		UPDATE snowflake_registry.settings SET epoch_key = NULL;
+		-- a new epoch: every grant from now on lies above every promise,
+		-- those recorded while the registry's clock was ahead of its clock
+		-- now included (a holder of the old layout cut off from the
+		-- registry generates up to its promise)
+		UPDATE snowflake_registry.settings s
+		SET epoch_key = NULL,
+			epoch_floor = GREATEST(s.epoch_floor,
+				(SELECT pg_catalog.max(GREATEST(c.promise, c.floor))
+				 FROM snowflake_registry.claims c));
 	END LOOP;
 	SELECT * INTO legacy FROM snowflake_registry.claims c
 	WHERE c.legacy

@@ -938,6 +938,10 @@ RESET SESSION AUTHORIZATION;
 SELECT snowflake_registry.layout_of(l)
 FROM unnest(ARRAY['0/32/0/0/1', '1/31/0/0/1', '1/41/31/0/12', '1/41/5/5/0',
 	'1/41/10/10/3']) l;
+-- the stray's promise, as if recorded while the registry's clock ran an
+-- hour ahead of its clock now (a clock stepped back since)
+UPDATE snowflake_registry.claims SET promise = promise + interval '1 hour'
+WHERE datacenter_id = 1;
 -- an operator sets the fleet's layout; not one with another epoch, or with
 -- the time at another bit, whose IDs could equal the stray's
 SET ROLE snowflake_operator;
@@ -949,8 +953,9 @@ SELECT layout FROM snowflake_registry.configure(layout => '1288834974657/41/5/5/
 RESET ROLE;
 -- the stray's claim is no longer extended: it stops, and claims again in
 -- vain; the Twitter server gets its claim above the stray's promise (a new
--- epoch, whose floor lies above every promise made so far), though its
--- worker 0 of datacenter 2 has the node bits of the stray's
+-- epoch, whose floor lies above every promise recorded, whatever the
+-- registry's clock says now), though its worker 0 of datacenter 2 has the
+-- node bits of the stray's
 SELECT promise AS stray_promise FROM snowflake_registry.claims
 WHERE datacenter_id = 1 \gset
 SET SESSION AUTHORIZATION server_paris_1;
@@ -961,7 +966,9 @@ SELECT * FROM pg_temp.claim_in(1, 63, '1288834974657/41/4/6/12', 1);
 SET SESSION AUTHORIZATION server_paris_2;
 SELECT status, worker_id FROM pg_temp.claim_in(2, 31, '1288834974657/41/5/5/12', 2);
 RESET SESSION AUTHORIZATION;
-SELECT floor > :'stray_promise' AS above_the_stray
+-- (a floor at the promise will do: a holder's IDs lie at or below its
+-- promise, and the next holder's strictly above its floor)
+SELECT floor >= :'stray_promise' AS above_the_stray
 FROM snowflake_registry.claims WHERE datacenter_id = 2;
 -- the same layout set again changes nothing: no new epoch
 SET ROLE snowflake_operator;
