@@ -472,19 +472,24 @@ static int64 snowflake_checked_ms = -1;
 /*
  * The exact clock's check of the first claim this backend makes on the
  * coarse clock in a millisecond (see snowflake_coarse_claim_holds): the
- * claim of first to end, which the coarse clock, read as coarse_ms before
- * it, let through, holds if its first tick is not before the exact clock,
- * read now, after the claim.  Otherwise the claim could carry a time before
- * the clock at the start of its call: count the miss, widen every backend's
- * margin to twice the lag found, and refuse the claim, whose ticks are
- * burnt; the call claims again on the exact clock.  Out of line, as it runs
- * at most once a millisecond.
+ * claim of first to end, which the coarse clock let through, holds if its
+ * first tick is not before the exact clock, read now, after the claim.
+ * Otherwise the claim could carry a time before the clock at the start of
+ * its call: count the miss, and refuse the claim, whose ticks are burnt; the
+ * call claims again on the exact clock.  The coarse clock read again beside
+ * the exact one gives its lag: every backend's margin widens to twice that.
+ * Not to the time since the claim's own coarse reading, which holds any
+ * stall of this backend between the two (preemption, a paused virtual
+ * machine), and would widen the margin for the server's life though the
+ * coarse clock never lagged.  Out of line, as it runs at most once a
+ * millisecond.
  */
 static pg_noinline bool
-snowflake_coarse_check_exact(int64 first_ms, uint64 n, int64 coarse_ms)
+snowflake_coarse_check_exact(int64 first_ms, uint64 n)
 {
 	SnowflakeSharedState *state = snowflake_state;
 	int64		exact_ms;
+	int64		coarse_ms;
 	int			us_into_ms;
 
 	snowflake_checked_ms = first_ms;
@@ -492,16 +497,17 @@ snowflake_coarse_check_exact(int64 first_ms, uint64 n, int64 coarse_ms)
 	if (first_ms >= exact_ms)
 		return true;
 	pg_atomic_fetch_add_u64(&state->coarse_misses, 1);
-	snowflake_raise_counter(&state->coarse_margin_ms,
-							(uint64) (2 * (exact_ms - coarse_ms)));
+	if (snowflake_coarse_clock_ms(&coarse_ms) && coarse_ms < exact_ms)
+		snowflake_raise_counter(&state->coarse_margin_ms,
+								(uint64) (2 * (exact_ms - coarse_ms)));
 	snowflake_count_burnt(n);
 	snowflake_claim_in_lead = false;
 	return false;
 }
 
 /*
- * May a claim of the ticks first to end, which the coarse clock, read as
- * coarse_ms before the claim, let through, be issued?  Its first tick lies
+ * May a claim of the ticks first to end, which the coarse clock, read
+ * before the claim, let through, be issued?  Its first tick lies
  * the margin ahead of the coarse clock; that is ahead of the clock at the
  * start of the call only while the coarse clock lags by less than the
  * margin, which the kernel's timer ticks do not bound.  So the exact clock
@@ -513,7 +519,7 @@ snowflake_coarse_check_exact(int64 first_ms, uint64 n, int64 coarse_ms)
  */
 static inline bool
 snowflake_coarse_claim_holds(const SnowflakeLayout *layout, uint64 first,
-							 uint64 end, int64 coarse_ms)
+							 uint64 end)
 {
 	int64		first_ms = (int64) (first >> layout->sequence_bits);
 
@@ -522,7 +528,7 @@ snowflake_coarse_claim_holds(const SnowflakeLayout *layout, uint64 first,
 		snowflake_count_unchecked(end - first + 1);
 		return true;
 	}
-	return snowflake_coarse_check_exact(first_ms, end - first + 1, coarse_ms);
+	return snowflake_coarse_check_exact(first_ms, end - first + 1);
 }
 
 /*
@@ -568,7 +574,7 @@ snowflake_claim_one_ahead(const SnowflakeLayout *layout, uint64 *tick,
 		snowflake_claim_fits(layout, tick_ms, coarse_ms, mark))
 	{
 		*now_ms = coarse_ms;
-		return snowflake_coarse_claim_holds(layout, *tick, *tick, coarse_ms);
+		return snowflake_coarse_claim_holds(layout, *tick, *tick);
 	}
 	snowflake_count_burnt(1);
 	snowflake_claim_in_lead = false;
@@ -820,7 +826,7 @@ snowflake_claim_ticks(const SnowflakeLayout *layout, int64 n, int *worker_id)
 		}
 
 		/* a claim on the coarse clock: the exact clock checks some */
-		if (exact || snowflake_coarse_claim_holds(layout, first, end, now_ms))
+		if (exact || snowflake_coarse_claim_holds(layout, first, end))
 			break;
 	}
 

@@ -13,7 +13,8 @@
 # Now each backend checks its first claim of every millisecond of IDs on the
 # coarse clock against the exact clock, refuses a claim found before it,
 # counts the miss (coarse_clock_misses) and widens the margin of every
-# backend to twice the lag found (coarse_margin_ms).  So the first ID of
+# backend to twice the coarse clock's lag, read again beside the exact
+# clock (coarse_margin_ms).  So the first ID of
 # every millisecond is never before its call's clock: in three runs of
 # 160,000 IDs, mostly ahead of the clock, from one backend, none is.  The
 # claims between two checks are not checked (docs/performance.md, "the
@@ -21,9 +22,11 @@
 # up before the next check, some of them can come before their call's
 # clock, and no miss is counted (a run on 18 found 235 with none).  Their
 # IDs are counted as unchecked (coarse_unchecked_ids), which bounds them.
-# The margin widens if and only if a miss was counted.  Whether the coarse
-# clock lags beyond the margin in a run depends on the moment: a run may
-# have none.
+# The margin widens only where a miss was counted; a miss need not widen
+# it, where the lag read beside the exact clock is small (the backend
+# stalled between its readings, or the coarse clock caught up).  Whether
+# the coarse clock lags beyond the margin in a run depends on the moment: a
+# run may have none.
 #
 # max_connections is 20, so that a millisecond's 64 IDs are more than the
 # server's backends and claims add (see snowflake_claims_may_add).
@@ -93,9 +96,9 @@ WHERE run = $run});
 	}
 	my $margin = $node->safe_psql('postgres',
 		'SELECT coarse_margin_ms FROM snowflake_status');
-	is($margin > $margin0 ? 1 : 0, $misses > 0 ? 1 : 0,
-		"the margin widened from $margin0 ms (to $margin) where a miss was "
-		  . "counted ($misses)");
+	ok($margin == $margin0 || $misses > 0,
+		"the margin widened from $margin0 ms (to $margin) only where a miss "
+		  . "was counted ($misses)");
 	is( $node->safe_psql(
 			'postgres', q{
 SELECT count(*) = count(DISTINCT id) FROM ids}),
