@@ -505,7 +505,23 @@ foreach my $statement (split /;\n/, fleet_doc_registry_sql())
 # which 1.3 did not record, before the first 1.4 server claims
 reg("SELECT snowflake_registry.configure(lease => '5 s', "
 	  . "layout => '1288834974657/41/5/5/12')");
-registry_conninfo($reg, $_) foreach qw(s1 s2 s3 n4 n5 b6 n7);
+# Each 1.4 server's login gets 1.4's three functions itself, not through
+# snowflake_worker, which keeps 1.3's rights until the end: with them a
+# login could fill a datacenter through 1.3's functions.
+foreach my $login (qw(s1 s2 s3 n4 n5 b6 n7))
+{
+	reg(qq{CREATE ROLE "$login" LOGIN;
+GRANT USAGE ON SCHEMA snowflake_registry TO "$login";
+GRANT EXECUTE ON FUNCTION snowflake_registry.claim, snowflake_registry.extend,
+	snowflake_registry.idle TO "$login"});
+	registry_conninfo($reg, $login);
+}
+my ($rc, $out, $err) = $reg->psql('postgres',
+	"SET ROLE n4;\nSELECT snowflake_registry_claim(5, 1, 1, "
+	  . "gen_random_uuid(), 'elsewhere', 5432, '/data', interval '10 s', "
+	  . "interval '1 day', 31)");
+like($err, qr/permission denied for function snowflake_registry_claim/,
+	"a 1.4 server's login cannot call 1.3's registry functions");
 
 # The registry's log, written as things happen: every 1.3 claim that passes
 # to a 1.4 holder, with the 1.3 row as it is at that moment; every write of
@@ -766,6 +782,7 @@ $b6->safe_psql('postgres', 'ALTER EXTENSION snowflake UPDATE');
 is( reg(q{SELECT count(*) FROM snowflake_registry.status WHERE state LIKE 'legacy%'}),
 	'0', 'no claim of a 1.3 server is left');
 reg('ALTER EXTENSION snowflake UPDATE');
+reg('GRANT snowflake_worker TO s1, s2, s3, n4, n5, b6, n7');
 is( extversion($reg) . ' ' . reg(q{SELECT to_regclass('snowflake_claims') IS NULL}),
 	'1.4 t',
 	'at the end ALTER EXTENSION snowflake UPDATE succeeds on the registry, and drops the 1.3 registry'
