@@ -1207,7 +1207,6 @@ EXCEPTION WHEN lock_not_available THEN
 END
 $$;
 
-
 -- For operators: the lease (how far ahead of the registry's clock a promise
 -- reaches), how long a claim whose promise passed stays its login's, and
 -- the fleet's layout (see set_layout).  Returns them as they are now.

@@ -507,11 +507,11 @@ snowflake_coarse_check_exact(int64 first_ms, uint64 n)
 
 /*
  * May a claim of the ticks first to end, which the coarse clock, read
- * before the claim, let through, be issued?  Its first tick lies
- * the margin ahead of the coarse clock; that is ahead of the clock at the
- * start of the call only while the coarse clock lags by less than the
- * margin, which the kernel's timer ticks do not bound.  So the exact clock
- * checks the first claim this backend makes in each millisecond (see
+ * before the claim, let through, be issued?  Its first tick lies the margin
+ * ahead of the coarse clock; that is ahead of the clock at the start of the
+ * call only while the coarse clock lags by less than the margin, which the
+ * kernel's timer ticks do not bound.  So the exact clock checks the first
+ * claim this backend makes in each millisecond (see
  * snowflake_coarse_check_exact): at most one read a millisecond of IDs.
  * The claims between two checks are not checked (an exact read costs four
  * and a half coarse ones, on every ID of a burst): their IDs are counted,
