@@ -193,9 +193,9 @@ INSERT INTO snowflake_registry.claims
 	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
 	 promise, claimed_at, extended_at)
 SELECT 7, w, 'elsewhere_' || w, 'held', 1, 1, '1288834974657/41/5/5/12',
-	   clock_timestamp(), clock_timestamp() + interval '1 hour',
+	   clock_timestamp(), clock_timestamp() + s.lease,
 	   clock_timestamp(), clock_timestamp()
-FROM generate_series(0, 31) w});
+FROM generate_series(0, 31) w, snowflake_registry.settings s});
 my $full = snowflake_node('g', registry => $registry,
 	extra_conf => "snowflake.datacenter_id = 7\n");
 start_node($full);
@@ -293,9 +293,9 @@ INSERT INTO snowflake_registry.claims
 	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
 	 promise, claimed_at, extended_at)
 SELECT 9, w, 'elsewhere_' || w, 'held', 1, 1, '1288834974657/41/5/1/16',
-	   clock_timestamp(), clock_timestamp() + interval '1 hour',
+	   clock_timestamp(), clock_timestamp() + s.lease,
 	   clock_timestamp(), clock_timestamp()
-FROM unnest(ARRAY[0, 5]) w});
+FROM unnest(ARRAY[0, 5]) w, snowflake_registry.settings s});
 my $one_bit_conf = "snowflake.datacenter_id = 9\nsnowflake.worker_bits = 1\n"
   . "snowflake.sequence_bits = 16\n";
 my $small = snowflake_node('k', registry => $narrow_registry,

@@ -51,7 +51,7 @@ INSERT INTO snowflake_registry.claims
 	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
 	 promise, claimed_at, extended_at)
 SELECT $dc, 1, 'elsewhere', 'held', 1, s.epoch, '1288834974657/41/5/1/16',
-	   clock_timestamp(), clock_timestamp() + interval '1 hour',
+	   clock_timestamp(), clock_timestamp() + s.lease,
 	   clock_timestamp(), clock_timestamp()
 FROM snowflake_registry.settings s});
 	return;
@@ -69,7 +69,7 @@ INSERT INTO snowflake_registry.claims
 	(datacenter_id, worker_id, owner, state, version, epoch, layout, floor,
 	 promise, claimed_at, extended_at)
 SELECT 8, w, 'elsewhere_' || w, 'held', 1, s.epoch, '1288834974657/41/5/6/11',
-	   clock_timestamp(), clock_timestamp() + interval '1 hour',
+	   clock_timestamp(), clock_timestamp() + s.lease,
 	   clock_timestamp(), clock_timestamp()
 FROM generate_series(0, 39) w, snowflake_registry.settings s});
 my $wide = snowflake_node('wide', registry => $wide_registry,

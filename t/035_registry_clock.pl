@@ -29,11 +29,16 @@ my $registry =
 $registry->safe_psql('postgres',
 	"SELECT snowflake_registry.configure(reclaim_after => '1 min')");
 
-# One worker bit: datacenter 3 has worker ids 0 and 1, and 1 is held, for
-# an hour, by a server elsewhere.
+# One worker bit: datacenter 3 has worker ids 0 and 1.  A claims 0, then 1
+# is held, for an hour, by a server elsewhere (recorded after A's claim
+# started the registry's epoch: an epoch starting later would lie above
+# that promise, as above every promise recorded).
 my $layout_conf = "snowflake.datacenter_id = 3\nsnowflake.worker_bits = 1\n"
   . "snowflake.sequence_bits = 16\n";
 my %layout = (worker_bits => 1, sequence_bits => 16);
+my $node_a = snowflake_node('a', registry => $registry, extra_conf => $layout_conf);
+start_node($node_a);
+is((wait_for_pair($node_a))[0], '3|0', 'server A holds the free worker id of datacenter 3');
 $registry->safe_psql(
 	'postgres', q{
 INSERT INTO snowflake_registry.claims
@@ -43,10 +48,6 @@ SELECT 3, 1, 'elsewhere', 'held', 1, s.epoch, '1288834974657/41/5/1/16',
 	   clock_timestamp(), clock_timestamp() + interval '1 hour',
 	   clock_timestamp(), clock_timestamp()
 FROM snowflake_registry.settings s});
-
-my $node_a = snowflake_node('a', registry => $registry, extra_conf => $layout_conf);
-start_node($node_a);
-is((wait_for_pair($node_a))[0], '3|0', 'server A holds the free worker id of datacenter 3');
 my $node_b = snowflake_node('b', registry => $registry, extra_conf => $layout_conf);
 start_node($node_b);
 like(
