@@ -255,14 +255,10 @@ END
 $$;
 
 -- The floor of an epoch that starts now: the registry's clock plus the lease
--- plus the margin, past the end of every promise made under the lease
--- before the last change, and at every promise the claims of 1.4 servers
--- record, those made while the registry's clock was ahead of its clock now
--- included (a holder cut off from the registry generates up to its
--- promise: after a change of layout, or a restart with the clock stepped
--- back).  Not the times 1.3 servers reported, which bound nothing (a 1.3
--- holder passes on by its reclaim lease, see take) and which any holder of
--- 1.3's rights may set a year ahead.
+-- plus the margin, and past the end of every promise made under the lease
+-- before the last change.  A claim's own recorded promise floors its next
+-- holder (take, and a regrant): other pairs' promises matter only across a
+-- change of layout, whose epoch set_layout floors above them.
 CREATE FUNCTION snowflake_registry.epoch_floor(s snowflake_registry.settings)
 RETURNS timestamptz
 LANGUAGE sql VOLATILE
@@ -271,9 +267,7 @@ AS $$
 		pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+)
 		s.lease OPERATOR(pg_catalog.+) s.margin,
 		s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease
-		OPERATOR(pg_catalog.+) s.margin,
-		(SELECT pg_catalog.max(GREATEST(c.promise, c.floor))
-		 FROM snowflake_registry.claims c WHERE NOT c.legacy))
+		OPERATOR(pg_catalog.+) s.margin)
 $$;
 
 -- The promise a holder gets now: the registry's clock plus the lease, never
@@ -1117,9 +1111,16 @@ BEGIN
 					  DETAIL = 'The IDs made under the old layout count time from another epoch, or from another bit: IDs of the new one could equal them.',
 					  HINT = 'Keep snowflake.epoch and the sum of the datacenter, worker and sequence bits, or start a new ID space with a new registry database.';
 		END IF;
-		-- a new epoch: every grant from now on lies above every promise
-		-- (see epoch_floor)
-		UPDATE snowflake_registry.settings SET epoch_key = NULL;
+		-- a new epoch: every grant from now on lies above every promise,
+		-- those recorded while the registry's clock was ahead of its clock
+		-- now included (a holder of the old layout cut off from the
+		-- registry generates up to its promise, and a pair of the new one
+		-- may have its node bits)
+		UPDATE snowflake_registry.settings s
+		SET epoch_key = NULL,
+			epoch_floor = GREATEST(s.epoch_floor,
+				(SELECT pg_catalog.max(GREATEST(c.promise, c.floor))
+				 FROM snowflake_registry.claims c));
 	END LOOP;
 	SELECT * INTO legacy FROM snowflake_registry.claims c
 	WHERE c.legacy

@@ -39,7 +39,7 @@ snowflake_clock_ms(int *us_into_ms)
  * the kernel's timer ticks let us expect, or -1 where there is no coarse
  * clock (see snowflake_coarse_clock_ms).  The generator starts its margin
  * here and widens it where the exact clock finds the coarse clock lagging
- * more (see snowflake_coarse_claim_holds in generate.c).
+ * more (see snowflake_coarse_check_exact in generate.c).
  */
 int64		snowflake_coarse_lag_ms = -1;
 

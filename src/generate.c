@@ -437,7 +437,7 @@ static bool snowflake_claim_in_lead = false;
  * How far the coarse clock is trusted to lag the clock, in milliseconds: the
  * kernel's timer ticks allow snowflake_coarse_lag_ms, and every backend
  * widens the margin when the exact clock finds the coarse clock lagging
- * more (see snowflake_coarse_claim_holds).  Where there is no coarse clock
+ * more (see snowflake_coarse_check_exact).  Where there is no coarse clock
  * it is never read.
  */
 static inline int64

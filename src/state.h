@@ -78,7 +78,7 @@ typedef struct SnowflakeSharedState
 	pg_atomic_uint64 durable_mark pg_attribute_aligned(PG_CACHE_LINE_SIZE);
 	pg_atomic_uint64 coarse_margin_ms;	/* how far the coarse clock is
 										 * trusted to lag the clock (see
-										 * snowflake_coarse_claim_holds) */
+										 * snowflake_coarse_check_exact) */
 	Latch	   *mark_writer_latch;	/* the mark writer's latch while it runs */
 	pg_atomic_uint32 enabled;	/* snowflake.enabled, as the postmaster last
 								 * read it */

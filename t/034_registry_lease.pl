@@ -40,8 +40,8 @@ use Test::More;
 # holder's promise.
 my $registry = snowflake_registry('registry', lease => '5 s');
 
-# Hold worker id 1 of datacenter dc on registry for an hour, for a server
-# elsewhere whose layout has one worker bit.
+# Hold worker id 1 of datacenter dc on registry, its promise the lease
+# ahead, for a server elsewhere whose layout has one worker bit.
 sub hold_elsewhere
 {
 	my ($registry, $dc) = @_;
