@@ -1052,14 +1052,16 @@ $$;
 -- for every claim and extension that read the layout before, a change keeps
 -- every ID apart from those made under the layouts before only if it keeps
 -- the epoch and the bit the time starts at: then a new epoch, whose floor
--- lies above every promise made so far, puts every later grant above those
--- IDs in time, and so in value; and the claims of the old layout are
--- neither extended nor granted anew (extend answers 'layout').  So a change
+-- lies above every promise recorded (whatever the registry's clock says
+-- now), puts every later grant above those IDs in time, and so in value;
+-- and the claims of the old layout are neither extended nor granted anew
+-- (extend answers 'layout').  So a change
 -- of the epoch or of where the time starts is refused where a claim may
 -- have made IDs (IDs made before could come again at any time), and so is
 -- any change while 1.3's registry is in the database: a 1.3 server, which
--- may claim or take its claim back there, never learns of it.  The first layout set where 1.3 servers' claims are is theirs, as
--- the operator says; it must hold their claims.
+-- may claim or take its claim back there, never learns of it.  The first
+-- layout set where 1.3 servers' claims are is theirs, as the operator says;
+-- it must hold their claims.
 CREATE FUNCTION snowflake_registry.set_layout(layout text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -1173,7 +1175,6 @@ BEGIN
 	IF new_layout IS NOT NULL THEN
 		PERFORM snowflake_registry.set_layout(new_layout);
 	END IF;
-	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce(new_lease, s.lease),
 		previous_lease = CASE WHEN new_lease IS NULL OR new_lease OPERATOR(pg_catalog.=) s.lease
