@@ -173,15 +173,21 @@ CREATE TYPE snowflake_registry.answer AS (
 );
 
 -- Make this transaction's commit durable whatever the caller set: a
--- promise counts only once it cannot be lost.  And wait no more than a few
--- seconds for a row: another call that holds it too long (a login that
--- keeps its transaction open) delays this server's call, never for good.
+-- promise counts only once it cannot be lost.  And wait no more than five
+-- seconds for a row, or the caller's lock_timeout if it is shorter: another
+-- call that holds it too long (a login that keeps its transaction open)
+-- delays this server's call, never for good.
 CREATE FUNCTION snowflake_registry.durable()
 RETURNS void
 LANGUAGE sql VOLATILE
 AS $$
 	SELECT pg_catalog.set_config('synchronous_commit', 'on', true);
-	SELECT pg_catalog.set_config('lock_timeout', '5s', true);
+	SELECT pg_catalog.set_config('lock_timeout',
+		CASE WHEN t.setting::pg_catalog.int4 OPERATOR(pg_catalog.>) 0
+			 THEN LEAST(t.setting::pg_catalog.int4, 5000)
+			 ELSE 5000 END::pg_catalog.text, true)
+	FROM pg_catalog.pg_settings t
+	WHERE t.name OPERATOR(pg_catalog.=) 'lock_timeout';
 $$;
 
 -- What tells this registry's history apart: the timeline, the postmaster's
