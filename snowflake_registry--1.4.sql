@@ -525,8 +525,21 @@ LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
 	now_ts timestamptz := pg_catalog.clock_timestamp();
+	lease interval := (SELECT s.lease FROM snowflake_registry.settings s);
 	floor_ts timestamptz;
 BEGIN
+	-- a 1.3 server's time may lie up to a year ahead (1.3 took any, and any
+	-- login with 1.3's rights could set it): the claim waits until it is
+	-- within the lease, so that the row it becomes holds no promise further
+	-- ahead than one of 1.4 (a change of layout floors every pair above
+	-- every promise)
+	IF c.legacy AND c.promise OPERATOR(pg_catalog.>)
+	   (now_ts OPERATOR(pg_catalog.+) lease) THEN
+		RETURN snowflake_registry.answer_of(c, 'refused',
+			c.promise OPERATOR(pg_catalog.-) lease,
+			pg_catalog.format('a snowflake 1.3 server, which reported IDs up to %s',
+				c.promise));
+	END IF;
 	-- a 1.3 holder whose claim passed by its reclaim lease may still
 	-- generate (1.3 did not stop it): above the clock, at least
 	floor_ts := GREATEST(c.promise, c.floor, epoch_floor,
@@ -785,12 +798,17 @@ BEGIN
 			nonce, system_identifier, host, port, data_directory);
 	END IF;
 
-	-- a claim that is free, not reassigned to another login
+	-- a claim that is free, not reassigned to another login (nor one of a
+	-- 1.3 server whose time lies further ahead than the lease: take()
+	-- would refuse it)
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
 	  AND s.reassigned_to IS NULL
 	  AND snowflake_registry.free(s)
+	  AND NOT (s.legacy AND s.promise OPERATOR(pg_catalog.>)
+			   (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+)
+				(SELECT t.lease FROM snowflake_registry.settings t)))
 	ORDER BY s.state OPERATOR(pg_catalog.=) 'released' AND s.confirmed DESC,
 			 s.promise
 	LIMIT 1
@@ -1118,6 +1136,22 @@ BEGIN
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = 'The IDs made under the old layout count time from another epoch, or from another bit: IDs of the new one could equal them.',
 					  HINT = 'Keep snowflake.epoch and the sum of the datacenter, worker and sequence bits, or start a new ID space with a new registry database.';
+		END IF;
+		-- a time of a 1.3 server further ahead than a promise of 1.4 would
+		-- hold the whole fleet back until then
+		SELECT * INTO legacy FROM snowflake_registry.claims c
+		WHERE c.legacy
+		  AND c.promise OPERATOR(pg_catalog.>)
+			  (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+)
+			   (SELECT s.lease FROM snowflake_registry.settings s))
+		ORDER BY c.promise DESC
+		LIMIT 1;
+		IF FOUND THEN
+			RAISE EXCEPTION 'cannot change the fleet''s layout before %', legacy.promise
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = pg_catalog.format('Worker id %s of datacenter %s, last claimed by a snowflake 1.3 server, has IDs up to that time, further ahead than the lease: every pair of the new layout would start above it.',
+						  legacy.worker_id, legacy.datacenter_id),
+					  HINT = 'Change the layout after that time, or keep it.';
 		END IF;
 		-- a new epoch: every grant from now on lies above every promise,
 		-- those recorded while the registry's clock was ahead of its clock

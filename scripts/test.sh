@@ -58,7 +58,7 @@ cd "$(dirname "$0")/.."
 
 export SNOWFLAKE_PG_CONFIG=${SNOWFLAKE_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 pg_config=$SNOWFLAKE_PG_CONFIG
-prove_jobs=${PROVE_JOBS:-3}
+prove_jobs=${PROVE_JOBS:-4}
 
 scripts/setup.sh --test || { echo "0 passed, 1 failed"; exit 1; }
 

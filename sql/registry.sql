@@ -1002,6 +1002,7 @@ SELECT * FROM pg_temp.claim_13(1302, 2);
 SELECT * FROM pg_temp.claim_13(1303, 3);
 SELECT * FROM pg_temp.claim_13(1304, 4);
 SELECT * FROM pg_temp.claim_13(1305, 5);
+SELECT * FROM pg_temp.claim_13(1307, 7);
 SELECT snowflake_registry_idle(0, 0, lpad('1', 32, '0')::uuid,
 	clock_timestamp() - interval '1 min');
 SET client_min_messages = warning;
@@ -1011,6 +1012,10 @@ SELECT snowflake_registry_idle(0, 2, lpad('3', 32, '0')::uuid,
 	clock_timestamp() - interval '1 min');
 UPDATE snowflake_claims SET checked_in_at = checked_in_at - interval '2 days'
 WHERE worker_id = 3;
+-- a login with 1.3's rights marks system 1307's claim idle with IDs up to
+-- almost a year ahead, which 1.3 took
+SELECT snowflake_registry_idle(0, 5, lpad('7', 32, '0')::uuid,
+	clock_timestamp() + interval '360 days');
 SELECT worker_id, system_identifier, state, released_confirmed
 FROM snowflake_registry_status ORDER BY 1;
 
@@ -1107,6 +1112,19 @@ FROM snowflake_registry_claim(0, 1306, 1, lpad('6', 32, '0')::uuid, 'host',
 -- back at once (its clean shutdown), above its newest ID
 SET SESSION AUTHORIZATION server_paris_1;
 SELECT * FROM pg_temp.claim_14(11, 1301);
+-- system 1307 restarted with 1.4, as mallory: it is refused until its 1.3
+-- time is within the lease, rather than carry a time no 1.4 promise may
+-- reach into a claim of 1.4 (a change of layout would floor every pair
+-- above it); the claim stays 1.3's
+SET SESSION AUTHORIZATION mallory;
+SELECT a.status, a.worker_id,
+	a.retry_at > clock_timestamp() + interval '359 days' AS in_a_year,
+	a.holder LIKE 'a snowflake 1.3 server, which reported IDs up to %' AS says_why
+FROM snowflake_registry.claim(0, 31, '1288834974657/41/5/5/12',
+	lpad('71', 32, '0')::uuid, lpad('71', 32, '0')::uuid, 1307, 'mallory',
+	5432, '/srv/mallory') a;
+RESET SESSION AUTHORIZATION;
+SELECT legacy, state FROM snowflake_registry.claims WHERE worker_id = 5;
 -- system 1302 restarted with 1.4 while its 1.3 start still runs: refused
 -- by the 1.3 rules, even with its 1.3 promise passed ...
 RESET SESSION AUTHORIZATION;
@@ -1153,6 +1171,25 @@ SELECT to_regclass('public.snowflake_claims') AS claims_13,
 	(SELECT count(*) FROM pg_proc WHERE proname LIKE 'snowflake\_registry\_%')
 		AS functions_13;
 SELECT * FROM pg_temp.status();
+-- with 1.3's registry gone the layout may change, but not while a 1.3 time
+-- lies further ahead than the lease: every pair would wait for it (the
+-- time in the message is hidden)
+CREATE FUNCTION pg_temp.configure_layout(layout text)
+RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	detail text;
+BEGIN
+	PERFORM snowflake_registry.configure(layout => layout);
+	RETURN 'changed';
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+	RETURN regexp_replace(SQLERRM, 'before .*', 'before <time>') || ': ' || detail;
+END
+$$;
+SET ROLE snowflake_operator;
+SELECT pg_temp.configure_layout('1288834974657/41/4/6/12');
+RESET ROLE;
 \c :regress_db
 DROP DATABASE regression_registry_13;
 
