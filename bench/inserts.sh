@@ -17,8 +17,10 @@
 # (default 1,8,32), N rounds (default 3) of pgbench
 # "INSERT INTO t DEFAULT VALUES" for S seconds each (default 30), the keys
 # interleaved within each round so that the machine's drift hits them
-# alike.  Each run's WAL is the difference of pg_current_wal_lsn() around
-# it.  It writes results.csv (key, sync, clients, round, tps, WAL bytes per
+# alike.  Each run starts from a checkpoint, and none falls within it
+# (checkpoint_timeout is an hour): every key pays the same full-page writes
+# and the same flush.  Each run's WAL is the difference of
+# pg_current_wal_lsn() around it.  It writes results.csv (key, sync, clients, round, tps, WAL bytes per
 # row) and summary.md into DIR (default: a new directory under /tmp): the
 # median tps of each, its ratio to identity's, the median WAL bytes per
 # row, and at the end each key's primary key bytes per row and leaf fill
@@ -39,7 +41,7 @@ dir=$(mktemp -d /var/tmp/snowflake-inserts.XXXXXX)
 trap '"$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || :; rm -rf "$dir"' EXIT
 "$bin/initdb" -D "$dir/data" -A trust >/dev/null
 printf "%s\n" "shared_preload_libraries = 'snowflake'" "listen_addresses = ''" "unix_socket_directories = '$dir'" \
-	"max_connections = 50" "shared_buffers = 128MB" "max_wal_size = 4GB" "jit = off" \
+	"max_connections = 50" "shared_buffers = 128MB" "max_wal_size = 4GB" "checkpoint_timeout = 1h" "jit = off" \
 	"snowflake.max_lead = 1000" >>"$dir/data/postgresql.conf"
 "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w start >/dev/null
 psql() { "$bin/psql" -h "$dir" -d postgres -XAtq -v ON_ERROR_STOP=1 "$@"; }
@@ -61,7 +63,7 @@ done
 psql -c "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
 raw=$out/results.csv; echo "key,sync,clients,round,tps,wal_bytes_per_row" >"$raw"
 for sync in off on; do for c in ${clients//,/ }; do for r in $(seq "$rounds"); do for k in $keys; do
-	lsn0=$(psql -c "SELECT pg_current_wal_lsn()")
+	lsn0=$(psql -c "CHECKPOINT" -c "SELECT pg_current_wal_lsn()")
 	res=$(PGHOST=$dir PGDATABASE=postgres PGOPTIONS="-c synchronous_commit=$sync -c snowflake.max_lead=$(lead "$k")" \
 		"$bin/pgbench" -n -c "$c" -j "$(( c < $(nproc) ? c : $(nproc) ))" -T "$secs" \
 		-f <(echo "INSERT INTO t_$k DEFAULT VALUES;") 2>&1 |
