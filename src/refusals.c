@@ -29,7 +29,7 @@
 #define SNOWFLAKE_RESUMING_MESSAGE \
 	"could not generate a snowflake ID: resuming above the high-water mark"
 #define SNOWFLAKE_REGISTRY_FLOOR_MESSAGE \
-	"could not generate a snowflake ID: resuming above the previous holder of this worker id"
+	"could not generate a snowflake ID: resuming above the floor of this server's registry claim"
 #define SNOWFLAKE_CLOCK_JUMP_MESSAGE \
 	"could not generate a snowflake ID: the clock jumped forward"
 
@@ -102,23 +102,24 @@ snowflake_report_resuming(int64 ahead_ms, int64 lead_ms)
 }
 
 /*
- * Refuse an ID because this server took its registry claim over from another
- * start or server, above the time that one promised, and the clock has not
- * reached it yet.
+ * Refuse an ID because the registry granted this server's claim above a
+ * floor the clock has not reached yet: the time a previous holder of the
+ * worker id promised, or the start of a new epoch of the registry (a new
+ * install, a restart, a restore), which no holder caused.
  */
 void
 snowflake_report_registry_floor(int64 ahead_ms)
 {
 	if (snowflake_count_refusal())
 		ereport(LOG,
-				(errmsg("snowflake IDs resume above the previous holder of this worker id, %lld ms ahead of the clock; refusing IDs until the clock reaches it",
+				(errmsg("snowflake IDs resume above the floor of this server's registry claim, %lld ms ahead of the clock; refusing IDs until the clock reaches it",
 						(long long) ahead_ms)));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg(SNOWFLAKE_REGISTRY_FLOOR_MESSAGE),
-			 errdetail("This server took its worker id over from another start or server, whose IDs may reach %lld ms ahead of this clock; snowflake.max_clock_wait (%d ms) did not cover the wait.",
+			 errdetail("The registry granted this server's worker id above a floor %lld ms ahead of this clock: the time up to which a previous holder of the worker id may have issued IDs, or the start of a new epoch of the registry (after it was installed, restarted or restored); snowflake.max_clock_wait (%d ms) did not cover the wait.",
 					   (long long) ahead_ms, snowflake_max_clock_wait),
-			 errhint("Wait, or check the clocks of the servers that held this worker id.")));
+			 errhint("Wait for the clock to reach the floor (snowflake_registry.status on the registry shows it). A floor far ahead means that the clocks of this server and of the registry or a previous holder differ.")));
 }
 
 /*

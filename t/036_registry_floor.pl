@@ -6,7 +6,7 @@
 #
 # A takeover from a holder whose clock runs a minute ahead of the next
 # holder's: the next holder's calls wait snowflake.max_clock_wait and then
-# fail with "resuming above the previous holder of this worker id" (55000),
+# fail with "resuming above the floor of this server's registry claim" (55000),
 # not with a clock error; with a max_lead that covers the minute, IDs come
 # at once, above every ID of the old holder and above its promise.  The
 # copy is made before the holder issues an ID, so that no high-water mark of
@@ -66,14 +66,14 @@ while (time() < $deadline)
 	$elapsed = time() - $start;
 	ok(0, 'the copy issues no ID below the promise of the holder')
 	  if defined $copy_pair;
-	last if defined $copy_pair || $stderr =~ /previous holder/;
+	last if defined $copy_pair || $stderr =~ /registry claim/;
 	usleep(100_000);
 }
 like(
 	$stderr,
-	qr/ERROR:  55000: could not generate a snowflake ID: resuming above the previous holder of this worker id/,
-	'the copy refuses: it resumes above the previous holder (55000)');
-my ($ahead_ms) = $stderr =~ /whose IDs may reach (\d+) ms ahead of this clock/;
+	qr/ERROR:  55000: could not generate a snowflake ID: resuming above the floor of this server's registry claim/,
+	'the copy refuses: it resumes above the floor of its claim (55000)');
+my ($ahead_ms) = $stderr =~ /above a floor (\d+) ms ahead of this clock/;
 ok(defined $ahead_ms && $ahead_ms > 30_000 && $ahead_ms <= 61_000,
 	'its detail says that the holder\'s IDs may reach a minute ahead of its clock'
 ) or diag $stderr;
