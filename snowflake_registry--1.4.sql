@@ -260,11 +260,30 @@ BEGIN
 END
 $$;
 
+-- The floor that a registry dropped from this database noted for the next
+-- one (see note_floor), or NULL: a database setting, which outlives the
+-- extension, in seconds since 1970.
+CREATE FUNCTION snowflake_registry.noted_floor()
+RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+	SELECT pg_catalog.max(pg_catalog.to_timestamp(
+		pg_catalog.substr(c.setting, 26)::pg_catalog.float8))
+	FROM pg_catalog.pg_db_role_setting r
+	CROSS JOIN LATERAL pg_catalog.unnest(r.setconfig) c(setting)
+	WHERE r.setrole OPERATOR(pg_catalog.=) 0
+	  AND r.setdatabase OPERATOR(pg_catalog.=)
+		  (SELECT d.oid FROM pg_catalog.pg_database d
+		   WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+	  AND pg_catalog.starts_with(c.setting, 'snowflake_registry.floor=')
+$$;
+
 -- The floor of an epoch that starts now: the registry's clock plus the lease
--- plus the margin, and past the end of every promise made under the lease
--- before the last change.  A claim's own recorded promise floors its next
--- holder (take, and a regrant): other pairs' promises matter only across a
--- change of layout, whose epoch set_layout floors above them.
+-- plus the margin, past the end of every promise made under the lease
+-- before the last change, and above the floor a registry dropped from this
+-- database noted.  A claim's own recorded promise floors its next holder
+-- (take, and a regrant): other pairs' promises matter only across a change
+-- of layout, whose epoch set_layout floors above them.
 CREATE FUNCTION snowflake_registry.epoch_floor(s snowflake_registry.settings)
 RETURNS timestamptz
 LANGUAGE sql VOLATILE
@@ -273,7 +292,43 @@ AS $$
 		pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+)
 		s.lease OPERATOR(pg_catalog.+) s.margin,
 		s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease
-		OPERATOR(pg_catalog.+) s.margin)
+		OPERATOR(pg_catalog.+) s.margin,
+		snowflake_registry.noted_floor())
+$$;
+
+-- Before a command that may drop the registry (DROP EXTENSION, DROP SCHEMA
+-- ... CASCADE) runs, note in this database's settings the floor above which
+-- a registry made here next must start: every promise and floor recorded,
+-- and the floor of an epoch starting now.  A new install knows nothing of
+-- the old one's claims nor of its lease, and a holder cut off from the
+-- registry while it was replaced generates up to its promise: the new
+-- install's first epoch starts above the note (epoch_floor), so no new
+-- holder of that pair meets it.  An event trigger cannot tell what a
+-- command will drop, so every such command of this database with claims
+-- here notes it; a note is only ever raised.  A registry rebuilt in another
+-- database or cluster finds no note (docs/fleet.md, "Replacing a
+-- registry").
+CREATE FUNCTION snowflake_registry.note_floor()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+AS $$
+DECLARE
+	s snowflake_registry.settings;
+	f timestamptz;
+BEGIN
+	SELECT * INTO s FROM snowflake_registry.settings;
+	SELECT GREATEST(pg_catalog.max(c.promise), pg_catalog.max(c.floor),
+					snowflake_registry.epoch_floor(s))
+	INTO f
+	FROM snowflake_registry.claims c
+	HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 0;
+	IF f OPERATOR(pg_catalog.>)
+	   coalesce(snowflake_registry.noted_floor(), '-infinity') THEN
+		EXECUTE pg_catalog.format('ALTER DATABASE %I SET snowflake_registry.floor = %L',
+			pg_catalog.current_database(),
+			EXTRACT(epoch FROM f)::pg_catalog.text);
+	END IF;
+END
 $$;
 
 -- The promise a holder gets now: the registry's clock plus the lease, never
@@ -1290,6 +1345,10 @@ COMMENT ON FUNCTION snowflake_registry.epoch_key() IS
 	'The key of the registry''s history: timeline, postmaster start, database and claims table (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch() IS
 	'The registry''s epoch and its floor, starting a new epoch when the key changed (internal).';
+COMMENT ON FUNCTION snowflake_registry.noted_floor() IS
+	'The floor a registry dropped from this database noted for the next one (internal).';
+COMMENT ON FUNCTION snowflake_registry.note_floor() IS
+	'Notes, before a drop, the floor above which the next registry of this database starts (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch_floor(snowflake_registry.settings) IS
 	'The floor of an epoch that starts now (internal).';
 COMMENT ON FUNCTION snowflake_registry.promise(timestamptz) IS
@@ -1341,6 +1400,12 @@ BEGIN
 END
 $$;
 REVOKE ALL ON ALL TABLES IN SCHEMA snowflake_registry FROM PUBLIC;
+
+CREATE EVENT TRIGGER snowflake_registry_note_floor ON ddl_command_start
+	WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA')
+	EXECUTE FUNCTION snowflake_registry.note_floor();
+COMMENT ON EVENT TRIGGER snowflake_registry_note_floor IS
+	'Notes the floor above which the next registry of this database starts, before a drop.';
 
 -- A registry of 1.3 in this database: its claims come along, as claims of
 -- 1.3 servers (see legacy_refresh).

@@ -1194,6 +1194,57 @@ RESET ROLE;
 DROP DATABASE regression_registry_13;
 
 --
+-- A registry dropped and made again in its database while a holder cut off
+-- from it still generates up to its promise (an hour here): the new
+-- install knows nothing of the old one's claims nor of its lease, and with
+-- a lease of 1 s it would have started its first epoch two seconds ahead.
+-- The drop noted the old promises in the database's settings; the new
+-- install's first epoch starts above them.
+--
+CREATE DATABASE regression_registry_reinstall;
+\c regression_registry_reinstall
+CREATE FUNCTION pg_temp.install(lease interval)
+RETURNS interval
+LANGUAGE plpgsql AS $$
+BEGIN
+	CREATE EXTENSION snowflake_registry;
+	GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_worker;
+	GRANT EXECUTE ON FUNCTION snowflake_registry.claim TO snowflake_worker;
+	RETURN (SELECT c.lease FROM snowflake_registry.configure(lease => lease,
+		layout => '1288834974657/41/5/5/12') c);
+END
+$$;
+SELECT pg_temp.install('1 h');
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT status, worker_id FROM snowflake_registry.claim(0, 0,
+	'1288834974657/41/5/5/12', lpad('1', 32, '0')::uuid, lpad('1', 32, '0')::uuid);
+RESET SESSION AUTHORIZATION;
+SELECT promise AS old_promise FROM snowflake_registry.claims \gset
+DROP EXTENSION snowflake_registry;
+-- the event trigger went with it; the note stays
+SELECT count(*) AS event_triggers FROM pg_event_trigger;
+SELECT count(*) AS notes FROM pg_db_role_setting r, unnest(r.setconfig) c
+WHERE r.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND c LIKE 'snowflake\_registry.floor=%';
+SELECT pg_temp.install('1 s');
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT status, worker_id FROM snowflake_registry.claim(0, 0,
+	'1288834974657/41/5/5/12', lpad('2', 32, '0')::uuid, lpad('2', 32, '0')::uuid);
+RESET SESSION AUTHORIZATION;
+SELECT floor >= :'old_promise' AS above_the_old_promise,
+	floor > clock_timestamp() + interval '50 min' AS not_two_seconds_ahead
+FROM snowflake_registry.claims;
+-- DROP SCHEMA ... CASCADE notes it as well
+SELECT snowflake_registry.noted_floor() AS note_before \gset
+UPDATE snowflake_registry.claims SET promise = promise + interval '1 h';
+DROP SCHEMA snowflake_registry CASCADE;
+SELECT pg_temp.install('1 s');
+SELECT snowflake_registry.noted_floor() >= :'note_before'::timestamptz + interval '1 h'
+	AS raised;
+\c :regress_db
+DROP DATABASE regression_registry_reinstall;
+
+--
 -- A fleet that sets pairs by hand: snowflake_shared_pairs on a hub (the
 -- snowflake extension, no preload) finds the pairs that more than one
 -- origin used; origins c and b share datacenter 1, worker 2; a has its own

@@ -489,7 +489,9 @@ registry_error(SnowflakeRegistryState *copy)
 		case CLAIM_RELEASED:
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("could not generate a snowflake ID: the server is shutting down and has released its claim")));
+					 errmsg("could not generate a snowflake ID: this server's registry worker stopped and released its claim"),
+					 errdetail("The worker stops when the server shuts down; stopped otherwise, it restarts within a second and claims a worker id again."),
+					 errhint("Retry the call.")));
 			break;
 		case CLAIM_HELD:
 			break;

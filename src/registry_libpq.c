@@ -311,14 +311,18 @@ registry_open(RegistryPatience patience, char *reason)
 	 * the registry.  It does not end a commit that waits for a synchronous
 	 * standby (PostgreSQL turns it off before the commit): that backend
 	 * waits on, with its rows locked, until a standby confirms; this worker
-	 * has given up on it and takes no answer from it.
+	 * has given up on it and takes no answer from it.  Warnings reach this
+	 * worker whatever the login set (ALTER ROLE ... SET client_min_messages
+	 * = error would hide the one of a cancelled wait for a synchronous
+	 * standby, which makes the answer not durable).
 	 */
 	snprintf(timeout, sizeof(timeout), "%ld", patience.timeout_ms);
 	params[0] = timeout;
 	result = registry_exec(conn,
 						   "SELECT e.extversion, "
 						   "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false), "
-						   "pg_catalog.set_config('statement_timeout', $1::pg_catalog.text, false) "
+						   "pg_catalog.set_config('statement_timeout', $1::pg_catalog.text, false), "
+						   "pg_catalog.set_config('client_min_messages', 'warning', false) "
 						   "FROM pg_catalog.pg_extension e "
 						   "WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_registry'",
 						   1, params, patience, reason);

@@ -599,7 +599,11 @@ registry_round(PGconn **conn, SnowflakeClaimStatus status)
  * next round.  A claim lost is confirmed where it was released, then
  * claimed again.  If the worker dies it is restarted a second later and
  * goes on with the claim in shared memory (a crash of the whole server
- * starts a new incarnation, with a new token).
+ * starts a new incarnation, with a new token).  A SIGTERM marks the claim
+ * idle and exits with 1, not 0: the postmaster restarts a worker that
+ * exits so unless the server is shutting down, and a worker terminated
+ * alone (by an administrator's kill) then claims again, where it stopped
+ * every ID for good.
  */
 void
 snowflake_registry_main(Datum main_arg)
@@ -631,7 +635,7 @@ snowflake_registry_main(Datum main_arg)
 		if (ShutdownRequestPending)
 		{
 			registry_release(conn);
-			proc_exit(0);
+			proc_exit(1);
 		}
 
 		registry_round(&conn, status);

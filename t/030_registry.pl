@@ -456,4 +456,29 @@ ok(!$garbled->log_contains('no_such_option=1'),
 ok($garbled->log_contains('invalid connection option "no_such_option"'),
 	'and says what libpq found wrong');
 
+# The registry worker terminated alone (an administrator's kill) marks its claim idle, as at a shutdown; the
+# postmaster starts it again and it takes the claim back.  It exited so
+# that it was never restarted, and the server refused every ID for good.
+my $alone = snowflake_node('u', registry => $registry);
+start_node($alone);
+my ($pair_alone) = wait_for_pair($alone);
+ok(defined $pair_alone, 'a server claims a worker id');
+my $id_before = $alone->safe_psql('postgres', 'SELECT snowflake_next_id()');
+my $worker_before = registry_worker_pid($alone);
+kill 'TERM', $worker_before;
+my $worker_after;
+foreach (1 .. 300)
+{
+	$worker_after = registry_worker_pid($alone);
+	last if defined $worker_after && $worker_after != $worker_before;
+	usleep(100_000);
+}
+isnt($worker_after // $worker_before, $worker_before,
+	'its registry worker terminated alone: the postmaster starts another');
+my ($pair_after) = wait_for_pair($alone, 30);
+is($pair_after, $pair_alone, '... which claims the worker id again');
+cmp_ok($alone->safe_psql('postgres', 'SELECT snowflake_next_id()'),
+	'>', $id_before, '... above the IDs it issued before');
+$alone->stop;
+
 done_testing();
