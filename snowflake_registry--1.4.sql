@@ -262,20 +262,34 @@ $$;
 
 -- The floor that a registry dropped from this database noted for the next
 -- one (see note_floor), or NULL: a database setting, which outlives the
--- extension, in seconds since 1970.
+-- extension, in seconds since 1970.  A note that is not such a number
+-- stops every epoch from starting, saying so: read as none, it would let
+-- the floor it meant go.
 CREATE FUNCTION snowflake_registry.noted_floor()
 RETURNS timestamptz
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $$
-	SELECT pg_catalog.max(pg_catalog.to_timestamp(
-		pg_catalog.substr(c.setting, 26)::pg_catalog.float8))
+DECLARE
+	note text;
+BEGIN
+	SELECT pg_catalog.substr(c.setting, 26) INTO note
 	FROM pg_catalog.pg_db_role_setting r
 	CROSS JOIN LATERAL pg_catalog.unnest(r.setconfig) c(setting)
 	WHERE r.setrole OPERATOR(pg_catalog.=) 0
 	  AND r.setdatabase OPERATOR(pg_catalog.=)
 		  (SELECT d.oid FROM pg_catalog.pg_database d
 		   WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
-	  AND pg_catalog.starts_with(c.setting, 'snowflake_registry.floor=')
+	  AND pg_catalog.starts_with(c.setting, 'snowflake_registry.floor=');
+	IF note IS NULL THEN
+		RETURN NULL;
+	ELSIF note OPERATOR(pg_catalog.!~) '^[0-9]{1,11}(\.[0-9]{1,6})?$' THEN
+		RAISE EXCEPTION 'invalid value for "snowflake_registry.floor" in the settings of database "%": "%"',
+			pg_catalog.current_database(), note
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'It is a time in seconds since 1970, as a drop of the registry notes it and as docs/fleet.md''s "Replacing a registry" makes it by hand.';
+	END IF;
+	RETURN pg_catalog.to_timestamp(note::pg_catalog.float8);
+END
 $$;
 
 -- The floor of an epoch that starts now: the registry's clock plus the lease
@@ -297,31 +311,59 @@ AS $$
 $$;
 
 -- Before a command that may drop the registry (DROP EXTENSION, DROP SCHEMA
--- ... CASCADE) runs, note in this database's settings the floor above which
--- a registry made here next must start: every promise and floor recorded,
--- and the floor of an epoch starting now.  A new install knows nothing of
--- the old one's claims nor of its lease, and a holder cut off from the
--- registry while it was replaced generates up to its promise: the new
--- install's first epoch starts above the note (epoch_floor), so no new
--- holder of that pair meets it.  An event trigger cannot tell what a
+-- ... CASCADE, DROP OWNED) runs, note in this database's settings the floor
+-- above which a registry made here next must start: every promise and
+-- floor recorded, and the floor of an epoch starting now.  A new install
+-- knows nothing of the old one's claims nor of its lease, and a holder cut
+-- off from the registry while it was replaced generates up to its promise:
+-- the new install's first epoch starts above the note (epoch_floor), so no
+-- new holder of that pair meets it.  An event trigger cannot tell what a
 -- command will drop, so every such command of this database with claims
--- here notes it; a note is only ever raised.  A registry rebuilt in another
--- database or cluster finds no note (docs/fleet.md, "Replacing a
--- registry").
+-- here notes it, where its role could drop the registry (any other returns
+-- at once: a login could otherwise lock the claims, or raise the note);
+-- a note is only ever raised.  The claims are locked against extensions
+-- first, so that none in flight gets a promise past the note; and read in
+-- a snapshot of their own, which a transaction of another isolation level
+-- would not take.  A 1.3 server's time counts up to the lease ahead at
+-- most: its claim comes back with the 1.3 table, and 1.3 took any time
+-- from any holder of its rights.  Where no trigger fires (DROP DATABASE,
+-- event triggers off, single-user mode) nothing is noted: docs/fleet.md,
+-- "Replacing a registry".
 CREATE FUNCTION snowflake_registry.note_floor()
 RETURNS event_trigger
-LANGUAGE plpgsql SECURITY DEFINER
+LANGUAGE plpgsql
 AS $$
 DECLARE
 	s snowflake_registry.settings;
 	f timestamptz;
 BEGIN
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension e
+				   WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_registry'
+					 AND pg_catalog.pg_has_role(CURRENT_USER, e.extowner, 'USAGE')) THEN
+		RETURN;
+	END IF;
+	IF NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
+		RETURN;
+	END IF;
+	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
+	   'read committed' THEN
+		RAISE EXCEPTION 'cannot note the snowflake registry''s floor in a % transaction',
+			pg_catalog.current_setting('transaction_isolation')
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'Before this command may drop the registry, it notes every promise the registry recorded for the next install in this database; a snapshot older than the command could miss one.',
+				  HINT = 'Run the command at isolation level READ COMMITTED.';
+	END IF;
+	LOCK TABLE snowflake_registry.settings, snowflake_registry.claims
+		IN SHARE ROW EXCLUSIVE MODE;
 	SELECT * INTO s FROM snowflake_registry.settings;
-	SELECT GREATEST(pg_catalog.max(c.promise), pg_catalog.max(c.floor),
+	SELECT GREATEST(pg_catalog.max(CASE WHEN c.legacy
+										THEN LEAST(GREATEST(c.promise, c.floor),
+												   pg_catalog.clock_timestamp()
+												   OPERATOR(pg_catalog.+) s.lease)
+										ELSE GREATEST(c.promise, c.floor) END),
 					snowflake_registry.epoch_floor(s))
 	INTO f
-	FROM snowflake_registry.claims c
-	HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 0;
+	FROM snowflake_registry.claims c;
 	IF f OPERATOR(pg_catalog.>)
 	   coalesce(snowflake_registry.noted_floor(), '-infinity') THEN
 		EXECUTE pg_catalog.format('ALTER DATABASE %I SET snowflake_registry.floor = %L',
@@ -1402,8 +1444,11 @@ $$;
 REVOKE ALL ON ALL TABLES IN SCHEMA snowflake_registry FROM PUBLIC;
 
 CREATE EVENT TRIGGER snowflake_registry_note_floor ON ddl_command_start
-	WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA')
+	WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA', 'DROP OWNED')
 	EXECUTE FUNCTION snowflake_registry.note_floor();
+-- in sessions that replicate too (session_replication_role = replica, as
+-- pg_restore --disable-triggers sets it)
+ALTER EVENT TRIGGER snowflake_registry_note_floor ENABLE ALWAYS;
 COMMENT ON EVENT TRIGGER snowflake_registry_note_floor IS
 	'Notes the floor above which the next registry of this database starts, before a drop.';
 

@@ -1234,13 +1234,39 @@ RESET SESSION AUTHORIZATION;
 SELECT floor >= :'old_promise' AS above_the_old_promise,
 	floor > clock_timestamp() + interval '50 min' AS not_two_seconds_ahead
 FROM snowflake_registry.claims;
--- DROP SCHEMA ... CASCADE notes it as well
+-- DROP SCHEMA ... CASCADE notes it as well, and so does a session that
+-- replicates (pg_restore --disable-triggers sets it so)
 SELECT snowflake_registry.noted_floor() AS note_before \gset
 UPDATE snowflake_registry.claims SET promise = promise + interval '1 h';
+SET session_replication_role = replica;
 DROP SCHEMA snowflake_registry CASCADE;
+RESET session_replication_role;
 SELECT pg_temp.install('1 s');
 SELECT snowflake_registry.noted_floor() >= :'note_before'::timestamptz + interval '1 h'
 	AS raised;
+-- a login that cannot drop the registry leaves the note as it is, and
+-- takes no lock, whatever it drops
+SELECT snowflake_registry.noted_floor() AS note_before \gset
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT status FROM snowflake_registry.claim(0, 0, '1288834974657/41/5/5/12',
+	lpad('3', 32, '0')::uuid, lpad('3', 32, '0')::uuid);
+RESET SESSION AUTHORIZATION;
+UPDATE snowflake_registry.claims SET promise = promise + interval '5 h';
+SET SESSION AUTHORIZATION server_paris_1;
+DROP SCHEMA IF EXISTS no_such_schema;
+RESET SESSION AUTHORIZATION;
+SELECT snowflake_registry.noted_floor() = :'note_before' AS unchanged;
+-- a drop in a transaction whose snapshot may be older than the command is
+-- refused: it could miss a promise
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+DROP EXTENSION snowflake_registry;
+ROLLBACK;
+-- a note that is not a number of seconds stops every epoch, saying so
+DROP EXTENSION snowflake_registry;
+SELECT format('ALTER DATABASE %I SET snowflake_registry.floor = %L',
+	current_database(), 'tomorrow') \gexec
+CREATE EXTENSION snowflake_registry;
+SELECT floor FROM snowflake_registry.epoch();
 \c :regress_db
 DROP DATABASE regression_registry_reinstall;
 
