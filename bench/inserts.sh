@@ -19,8 +19,10 @@
 # interleaved within each round so that the machine's drift hits them
 # alike.  Each run starts from a checkpoint, and none falls within it
 # (checkpoint_timeout is an hour): every key pays the same full-page writes
-# and the same flush.  Each run's WAL is the difference of
-# pg_current_wal_lsn() around it.  It writes results.csv (key, sync, clients, round, tps, WAL bytes per
+# and the same flush; and autovacuum is off on the tables once they are
+# filled and vacuumed (an autovacuum of a 10 M-row table, which the inserts
+# start every 2 M rows, lands on whichever key runs then).  Each run's WAL
+# is the difference of pg_current_wal_lsn() around it.  It writes results.csv (key, sync, clients, round, tps, WAL bytes per
 # row) and summary.md into DIR (default: a new directory under /tmp): the
 # median tps of each, its ratio to identity's, the median WAL bytes per
 # row, and at the end each key's primary key bytes per row and leaf fill
@@ -60,6 +62,7 @@ lead() { [ "$1" = snowflake_lead ] && echo 1000 || echo 0; }
 for k in $keys; do
 	psql -c "SET snowflake.max_lead = $(lead "$k")" -c "INSERT INTO t_$k SELECT FROM generate_series(1, $rows)" >/dev/null
 done
+for k in $keys; do psql -c "ALTER TABLE t_$k SET (autovacuum_enabled = off)" >/dev/null; done
 psql -c "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
 raw=$out/results.csv; echo "key,sync,clients,round,tps,wal_bytes_per_row" >"$raw"
 for sync in off on; do for c in ${clients//,/ }; do for r in $(seq "$rounds"); do for k in $keys; do
