@@ -318,15 +318,17 @@ $$;
 -- off from the registry while it was replaced generates up to its promise:
 -- the new install's first epoch starts above the note (epoch_floor), so no
 -- new holder of that pair meets it.  An event trigger cannot tell what a
--- command will drop, so every such command of this database with claims
--- here notes it, where its role could drop the registry (any other returns
--- at once: a login could otherwise lock the claims, or raise the note);
--- a note is only ever raised.  The claims are locked against extensions
--- first, so that none in flight gets a promise past the note; and read in
--- a snapshot of their own, which a transaction of another isolation level
--- would not take.  A 1.3 server's time counts up to the lease ahead at
--- most: its claim comes back with the 1.3 table, and 1.3 took any time
--- from any holder of its rights.  Where no trigger fires (DROP DATABASE,
+-- command will drop, so every such command of this database notes it,
+-- where its role could drop the registry (any other returns at once: a
+-- login could otherwise lock the claims, or raise the note); a note is
+-- only ever raised.  The claims are locked against claims and
+-- extensions before anything is read, so that none in flight gets a
+-- promise past the note (a registry's first claim included: the claims
+-- are not empty once the lock is had); and read in a snapshot of their
+-- own, which a transaction of another isolation level would not take.  A
+-- 1.3 server's time counts up to the lease ahead at most: its claim comes
+-- back with the 1.3 table, and 1.3 took any time from any holder of its
+-- rights.  Where no trigger fires (DROP DATABASE,
 -- event triggers off, single-user mode) nothing is noted: docs/fleet.md,
 -- "Replacing a registry".
 CREATE FUNCTION snowflake_registry.note_floor()
@@ -342,9 +344,6 @@ BEGIN
 					 AND pg_catalog.pg_has_role(CURRENT_USER, e.extowner, 'USAGE')) THEN
 		RETURN;
 	END IF;
-	IF NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
-		RETURN;
-	END IF;
 	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
 	   'read committed' THEN
 		RAISE EXCEPTION 'cannot note the snowflake registry''s floor in a % transaction',
@@ -355,6 +354,9 @@ BEGIN
 	END IF;
 	LOCK TABLE snowflake_registry.settings, snowflake_registry.claims
 		IN SHARE ROW EXCLUSIVE MODE;
+	IF NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
+		RETURN;
+	END IF;
 	SELECT * INTO s FROM snowflake_registry.settings;
 	SELECT GREATEST(pg_catalog.max(CASE WHEN c.legacy
 										THEN LEAST(GREATEST(c.promise, c.floor),
