@@ -1256,6 +1256,10 @@ SET SESSION AUTHORIZATION server_paris_1;
 DROP SCHEMA IF EXISTS no_such_schema;
 RESET SESSION AUTHORIZATION;
 SELECT snowflake_registry.noted_floor() = :'note_before' AS unchanged;
+-- DROP OWNED notes it too, whatever role it names
+DROP OWNED BY mallory;
+SELECT snowflake_registry.noted_floor() >= max(promise) AS raised
+FROM snowflake_registry.claims;
 -- a drop in a transaction whose snapshot may be older than the command is
 -- refused: it could miss a promise
 BEGIN ISOLATION LEVEL REPEATABLE READ;
