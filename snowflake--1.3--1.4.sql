@@ -17,7 +17,7 @@ BEGIN
 			RAISE EXCEPTION 'this database is a snowflake registry with claims'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = 'In 1.4 the registry is the extension snowflake_registry, and updating snowflake drops the registry of 1.3 with its claims.',
-					  HINT = 'Run CREATE EXTENSION snowflake_registry first, which takes the claims in; update snowflake here once every server of the fleet runs 1.4 (see "Upgrading a registry from 1.3" in docs/fleet.md).';
+					  HINT = 'Run CREATE EXTENSION snowflake_registry first, which takes the claims in; update snowflake here once every server of the fleet runs 1.4 (see "Upgrading a registry from 1.3" in docs/operations.md).';
 		END IF;
 		PERFORM snowflake_registry.legacy_refresh(NULL);
 	END IF;

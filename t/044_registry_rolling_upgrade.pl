@@ -1,9 +1,9 @@
 
 # Copyright (c) 2026, the snowflake authors
 
-# A rolling upgrade of a fleet from 1.3 to 1.4 under load, as docs/fleet.md's
-# "Upgrading a registry from 1.3" tells operators to do it, with the registry
-# stopped partway through.
+# A rolling upgrade of a fleet from 1.3 to 1.4 under load, as
+# docs/operations.md's "Upgrading a registry from 1.3" tells operators to do
+# it, with the registry stopped partway through.
 #
 # The registry and three servers start on 1.3, built from git (the last 1.3
 # commit) into a copy of the PostgreSQL the tests run under, the registry
@@ -480,11 +480,11 @@ like(
 	qr/ERROR:  55000: this database is a snowflake registry with claims/,
 	'so does the live registry database');
 
-# docs/fleet.md: CREATE EXTENSION snowflake_registry takes the 1.3 claims
-# in; then the roles of 1.4, by its setup.  The 1.3 servers still log in as
-# snowflake_worker, which 1.3 made a login and 1.4 makes the group of the
-# servers' logins: that role, and snowflake_operator, stay and get 1.4's
-# rights.
+# docs/operations.md: CREATE EXTENSION snowflake_registry takes the 1.3
+# claims in; then the roles of 1.4, by docs/fleet.md's setup.  The 1.3
+# servers still log in as snowflake_worker, which 1.3 made a login and 1.4
+# makes the group of the servers' logins: that role, and snowflake_operator,
+# stay and get 1.4's rights.
 reg('CREATE EXTENSION snowflake_registry');
 is( join(' ', map { status14($_) } 0 .. 2),
 	'-|legacy held|s1 -|legacy held|s2 -|legacy held|s3',
@@ -501,7 +501,7 @@ foreach my $statement (split /;\n/, fleet_doc_registry_sql())
 	}
 	reg($statement);
 }
-# and, as docs/fleet.md says, the lease and the layout of the 1.3 fleet,
+# and, as docs/operations.md says, the lease and the layout of the 1.3 fleet,
 # which 1.3 did not record, before the first 1.4 server claims
 reg("SELECT snowflake_registry.configure(lease => '5 s', "
 	  . "layout => '1288834974657/41/5/5/12')");

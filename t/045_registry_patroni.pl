@@ -2,8 +2,8 @@
 # Copyright (c) 2026, the snowflake authors
 
 # A registry in high availability: the registry itself is a Patroni cluster
-# of three members with synchronous_mode, set up as docs/fleet.md says ("A
-# registry in high availability", and the roles of its registry setup
+# of three members with synchronous_mode, set up as docs/ha.md says ("A
+# registry in high availability", and the roles of docs/fleet.md's setup
 # block), while three plain servers, each with a login of its own, claim
 # their worker ids from it through a multi-host connection string with
 # target_session_attrs=read-write.  Two sessions on each server generate IDs
