@@ -35,6 +35,27 @@
 -- nobody but the owner may create anything in it.  A worker login acts on,
 -- and sees, only the claims it owns.
 
+-- The schema, which CREATE EXTENSION makes unless it exists, must belong to
+-- a role with the rights of the registry's owner: its owner may create
+-- objects in it and drop it with the registry, and a drop by a role that
+-- cannot read the claims could not note their promises (see note_floor).
+DO $$
+BEGIN
+	IF NOT pg_catalog.pg_has_role(
+		(SELECT n.nspowner FROM pg_catalog.pg_namespace n
+		 WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_registry'),
+		CURRENT_USER, 'USAGE') THEN
+		RAISE EXCEPTION 'schema "snowflake_registry" belongs to role "%", which lacks the rights of role "%"',
+			(SELECT n.nspowner::pg_catalog.regrole FROM pg_catalog.pg_namespace n
+			 WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_registry'),
+			CURRENT_USER
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = 'The owner of the registry''s schema could create objects in it and drop the registry.',
+				  HINT = 'Drop the schema, or give it to the role that installs the registry, then create the extension again.';
+	END IF;
+END
+$$;
+
 -- What the registry is told to keep: the lease, how long a silent claim
 -- stays reserved for its login, and the epoch.
 CREATE TABLE snowflake_registry.settings (
@@ -217,7 +238,10 @@ $$;
 -- behind those days' clocks by more than the margin, and no change of the
 -- lease was forgotten with them.  A restart starts an epoch too: nothing in
 -- a restored state tells a restart from a restore; and so does the first
--- call of a new install, which may be a reinstall or a dump reloaded.
+-- call of a new install, which may be a reinstall or a dump reloaded.  The
+-- floor is never below the note of a drop (noted_floor), even one made
+-- after the epoch started: an operator's note by hand may come after a
+-- server's first call to a registry rebuilt from nothing.
 CREATE FUNCTION snowflake_registry.epoch(OUT number bigint, OUT floor timestamptz)
 LANGUAGE plpgsql VOLATILE
 AS $$
@@ -256,7 +280,7 @@ BEGIN
 		END;
 	END IF;
 	number := s.epoch;
-	floor := s.epoch_floor;
+	floor := GREATEST(s.epoch_floor, snowflake_registry.noted_floor());
 END
 $$;
 
@@ -319,9 +343,13 @@ $$;
 -- the new install's first epoch starts above the note (epoch_floor), so no
 -- new holder of that pair meets it.  An event trigger cannot tell what a
 -- command will drop, so every such command of this database notes it,
--- where its role could drop the registry (any other returns at once: a
--- login could otherwise lock the claims, or raise the note); a note is
--- only ever raised.  The claims are locked against claims and
+-- where its role could drop the registry: with the rights of the
+-- extension's owner or of its schema's (refused, saying why, where it has
+-- only the schema's: it could not read the claims).  Any other returns at
+-- once, before it names an object of the registry (a login could
+-- otherwise lock the claims, or raise the note, and one without USAGE on
+-- the schema could drop nothing in this database).  A note is only ever
+-- raised.  The claims are locked against claims and
 -- extensions before anything is read, so that none in flight gets a
 -- promise past the note (a registry's first claim included: the claims
 -- are not empty once the lock is had); and read in a snapshot of their
@@ -336,13 +364,26 @@ RETURNS event_trigger
 LANGUAGE plpgsql
 AS $$
 DECLARE
-	s snowflake_registry.settings;
+	ext_owner pg_catalog.oid;
+	schema_owner pg_catalog.oid;
 	f timestamptz;
 BEGIN
-	IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension e
-				   WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_registry'
-					 AND pg_catalog.pg_has_role(CURRENT_USER, e.extowner, 'USAGE')) THEN
+	SELECT e.extowner, n.nspowner INTO ext_owner, schema_owner
+	FROM pg_catalog.pg_extension e
+	JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+	WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_registry';
+	IF NOT FOUND OR
+	   NOT (pg_catalog.pg_has_role(CURRENT_USER, ext_owner, 'USAGE') OR
+			pg_catalog.pg_has_role(CURRENT_USER, schema_owner, 'USAGE')) THEN
 		RETURN;
+	END IF;
+	IF NOT pg_catalog.pg_has_role(CURRENT_USER, ext_owner, 'USAGE') THEN
+		RAISE EXCEPTION 'cannot note the snowflake registry''s floor as role "%"', CURRENT_USER
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = pg_catalog.format('Role %s owns schema snowflake_registry, and so may drop the registry, whose promises a drop first notes for the next install in this database; only roles with the rights of the registry''s owner %s may read them.',
+					  schema_owner::pg_catalog.regrole, ext_owner::pg_catalog.regrole),
+				  HINT = pg_catalog.format('Run the command as %s, or give the schema back to it: ALTER SCHEMA snowflake_registry OWNER TO %s.',
+					  ext_owner::pg_catalog.regrole, ext_owner::pg_catalog.regrole);
 	END IF;
 	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
 	   'read committed' THEN
@@ -357,15 +398,15 @@ BEGIN
 	IF NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
 		RETURN;
 	END IF;
-	SELECT * INTO s FROM snowflake_registry.settings;
-	SELECT GREATEST(pg_catalog.max(CASE WHEN c.legacy
-										THEN LEAST(GREATEST(c.promise, c.floor),
-												   pg_catalog.clock_timestamp()
-												   OPERATOR(pg_catalog.+) s.lease)
-										ELSE GREATEST(c.promise, c.floor) END),
+	SELECT GREATEST((SELECT pg_catalog.max(CASE WHEN c.legacy
+												THEN LEAST(GREATEST(c.promise, c.floor),
+														   pg_catalog.clock_timestamp()
+														   OPERATOR(pg_catalog.+) s.lease)
+												ELSE GREATEST(c.promise, c.floor) END)
+					 FROM snowflake_registry.claims c),
 					snowflake_registry.epoch_floor(s))
 	INTO f
-	FROM snowflake_registry.claims c;
+	FROM snowflake_registry.settings s;
 	IF f OPERATOR(pg_catalog.>)
 	   coalesce(snowflake_registry.noted_floor(), '-infinity') THEN
 		EXECUTE pg_catalog.format('ALTER DATABASE %I SET snowflake_registry.floor = %L',

@@ -1260,6 +1260,41 @@ SELECT snowflake_registry.noted_floor() = :'note_before' AS unchanged;
 DROP OWNED BY mallory;
 SELECT snowflake_registry.noted_floor() >= max(promise) AS raised
 FROM snowflake_registry.claims;
+-- a role that owns the registry's schema, but lacks the rights of the
+-- registry's owner, could drop it without reading the claims: refused
+CREATE ROLE schema_keeper;
+ALTER SCHEMA snowflake_registry OWNER TO schema_keeper;
+SET ROLE schema_keeper;
+\set VERBOSITY terse
+DROP SCHEMA snowflake_registry CASCADE;
+\set VERBOSITY default
+RESET ROLE;
+ALTER SCHEMA snowflake_registry OWNER TO CURRENT_USER;
+-- a role with no right on the registry's schema drops its own objects
+CREATE SCHEMA keeper_own AUTHORIZATION schema_keeper;
+SET ROLE schema_keeper;
+DROP SCHEMA keeper_own;
+RESET ROLE;
+-- a registry rebuilt from nothing (no note), whose first claim comes
+-- before the operator's note by hand: every later holder starts above
+-- the note all the same
+DROP EXTENSION snowflake_registry;
+SELECT format('ALTER DATABASE %I RESET snowflake_registry.floor',
+	current_database()) \gexec
+SELECT pg_temp.install('1 s');
+SET SESSION AUTHORIZATION server_paris_1;
+SELECT status, worker_id FROM snowflake_registry.claim(0, 0,
+	'1288834974657/41/5/5/12', lpad('4', 32, '0')::uuid, lpad('4', 32, '0')::uuid);
+RESET SESSION AUTHORIZATION;
+SELECT current_database() AS db,
+	extract(epoch FROM clock_timestamp() + interval '1 hour') AS note \gset
+ALTER DATABASE :"db" SET snowflake_registry.floor = :'note';
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT status, worker_id FROM snowflake_registry.claim(0, 1,
+	'1288834974657/41/5/5/12', lpad('5', 32, '0')::uuid, lpad('5', 32, '0')::uuid);
+RESET SESSION AUTHORIZATION;
+SELECT worker_id, floor > clock_timestamp() + interval '50 min' AS above_the_note
+FROM snowflake_registry.claims ORDER BY worker_id;
 -- a drop in a transaction whose snapshot may be older than the command is
 -- refused: it could miss a promise
 BEGIN ISOLATION LEVEL REPEATABLE READ;
@@ -1271,6 +1306,15 @@ SELECT format('ALTER DATABASE %I SET snowflake_registry.floor = %L',
 	current_database(), 'tomorrow') \gexec
 CREATE EXTENSION snowflake_registry;
 SELECT floor FROM snowflake_registry.epoch();
+-- a schema of that name that another role owns, made before the install,
+-- is refused: its owner could create objects in it, and drop the registry
+DROP EXTENSION snowflake_registry;
+ALTER SCHEMA snowflake_registry OWNER TO schema_keeper;
+CREATE ROLE registry_admin SUPERUSER;
+SET ROLE registry_admin;
+CREATE EXTENSION snowflake_registry;
+RESET ROLE;
+DROP ROLE registry_admin;
 \c :regress_db
 DROP DATABASE regression_registry_reinstall;
 
@@ -1303,10 +1347,11 @@ DROP OWNED BY snowflake_worker, server_paris_1, server_paris_2,
 	server_paris_3, server_paris_4, server_paris_5, server_paris_6,
 	server_paris_7, server_paris_8, server_paris_9, server_paris_10,
 	server_paris_11, server_paris_12, mallory, snowflake_operator,
-	operator_paris;
+	operator_paris, schema_keeper;
 DROP EXTENSION snowflake;
 DROP EXTENSION snowflake_registry;
 DROP ROLE snowflake_worker, server_paris_1, server_paris_2, server_paris_3,
 	server_paris_4, server_paris_5, server_paris_6, server_paris_7,
 	server_paris_8, server_paris_9, server_paris_10, server_paris_11,
-	server_paris_12, mallory, snowflake_operator, operator_paris;
+	server_paris_12, mallory, snowflake_operator, operator_paris,
+	schema_keeper;

@@ -160,7 +160,7 @@ CREATE TABLE $table (id bigint NOT NULL, holding text NOT NULL);});
 # (SIGSTOP), and its backends go on up to the promise they know.
 my %stopped_worker;
 
-sub cut_off
+sub cut_off_workers
 {
 	foreach my $node (@_)
 	{
@@ -274,7 +274,7 @@ my @ways = (
 		back => sub {
 			my ($ctx, $srv, $round) = @_;
 			my $registry = $ctx->{registry};
-			cut_off(@$srv{qw(a n t)});
+			cut_off_workers(@$srv{qw(a n t)});
 			$registry->stop('fast');
 			$round->();
 			restore_data_dir($registry, $registry->backup_dir . '/copy');
@@ -299,7 +299,7 @@ my @ways = (
 		back => sub {
 			my ($ctx, $srv) = @_;
 			my $registry = $ctx->{registry};
-			cut_off(@$srv{qw(a n t)});
+			cut_off_workers(@$srv{qw(a n t)});
 			my ($stdout, $stderr);
 			my $ok = IPC::Run::run(
 				[
@@ -327,7 +327,7 @@ my @ways = (
 		back => sub {
 			my ($ctx, $srv, $round) = @_;
 			my $registry = $ctx->{registry};
-			cut_off(@$srv{qw(a n t)});
+			cut_off_workers(@$srv{qw(a n t)});
 			# the registry is lost; what it archived remains
 			my $walfile = $registry->safe_psql('postgres',
 				'SELECT pg_walfile_name(pg_switch_wal())');
@@ -384,7 +384,7 @@ recovery_target_action = 'promote'
 			note sprintf('the old primary acknowledges for %.2f s more',
 				$left);
 			usleep(1_000_000 * $left) if $left > 0;
-			cut_off(@$srv{qw(a n t)});
+			cut_off_workers(@$srv{qw(a n t)});
 			$old->stop('immediate');
 			wait_for_primary($new);
 			$ctx->{op} = $new;
@@ -416,7 +416,7 @@ recovery_target_action = 'promote'
 		back => sub {
 			my ($ctx, $srv) = @_;
 			my ($old, $new) = @$ctx{qw(registry standby)};
-			cut_off(@$srv{qw(a n t)});
+			cut_off_workers(@$srv{qw(a n t)});
 			$old->stop('immediate');
 			$new->start;
 			$new->promote;
@@ -490,7 +490,7 @@ foreach my $way (@ways)
 	$way->{backup}->($ctx);
 
 	# After it: s is cut off, its pair reassigned to t; n claims a pair.
-	cut_off($srv{s});
+	cut_off_workers($srv{s});
 	my ($dc, $worker_s) = split /\|/, $pair{s};
 	if ($ctx->{unacknowledged})
 	{
