@@ -75,7 +75,10 @@ CREATE TABLE snowflake_registry.settings (
 		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
 	epoch bigint NOT NULL DEFAULT 0,
 	epoch_key text,
-	epoch_floor timestamptz
+	epoch_floor timestamptz,
+	-- the highest note of a drop that this install wrote itself (see
+	-- note_floor): its claims hold every promise under it
+	own_note timestamptz
 );
 -- Its one row is made by the first call (see snowflake_registry.epoch), not
 -- here: a dump reloaded into a new install then brings its own row, whose
@@ -238,10 +241,7 @@ $$;
 -- behind those days' clocks by more than the margin, and no change of the
 -- lease was forgotten with them.  A restart starts an epoch too: nothing in
 -- a restored state tells a restart from a restore; and so does the first
--- call of a new install, which may be a reinstall or a dump reloaded.  The
--- floor is never below the note of a drop (noted_floor), even one made
--- after the epoch started: an operator's note by hand may come after a
--- server's first call to a registry rebuilt from nothing.
+-- call of a new install, which may be a reinstall or a dump reloaded.
 CREATE FUNCTION snowflake_registry.epoch(OUT number bigint, OUT floor timestamptz)
 LANGUAGE plpgsql VOLATILE
 AS $$
@@ -280,15 +280,16 @@ BEGIN
 		END;
 	END IF;
 	number := s.epoch;
-	floor := GREATEST(s.epoch_floor, snowflake_registry.noted_floor());
+	floor := s.epoch_floor;
 END
 $$;
 
 -- The floor that a registry dropped from this database noted for the next
 -- one (see note_floor), or NULL: a database setting, which outlives the
 -- extension, in seconds since 1970.  A note that is not such a number
--- stops every epoch from starting, saying so: read as none, it would let
--- the floor it meant go.
+-- stops every epoch from starting and every claim from passing, saying so
+-- (extensions of the claims held go on): read as none, it would let the
+-- floor it meant go.
 CREATE FUNCTION snowflake_registry.noted_floor()
 RETURNS timestamptz
 LANGUAGE plpgsql STABLE
@@ -334,6 +335,23 @@ AS $$
 		snowflake_registry.noted_floor())
 $$;
 
+-- The note of a drop (noted_floor) where this install did not write it, or
+-- NULL: a note made by hand, or by a drop of an earlier install, which the
+-- epoch that was running when it was made did not start above.  A note
+-- this install wrote itself, at a drop that left it in place (of another
+-- schema, say), adds nothing: its claims hold every promise under it, and
+-- a new holder of a pair starts above that pair's.
+CREATE FUNCTION snowflake_registry.foreign_note()
+RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+	SELECT x.note
+	FROM (SELECT snowflake_registry.noted_floor() AS note) x
+	WHERE x.note OPERATOR(pg_catalog.>)
+		  coalesce((SELECT s.own_note FROM snowflake_registry.settings s),
+				   '-infinity')
+$$;
+
 -- Before a command that may drop the registry (DROP EXTENSION, DROP SCHEMA
 -- ... CASCADE, DROP OWNED) runs, note in this database's settings the floor
 -- above which a registry made here next must start: every promise and
@@ -349,16 +367,18 @@ $$;
 -- once, before it names an object of the registry (a login could
 -- otherwise lock the claims, or raise the note, and one without USAGE on
 -- the schema could drop nothing in this database).  A note is only ever
--- raised.  The claims are locked against claims and
--- extensions before anything is read, so that none in flight gets a
--- promise past the note (a registry's first claim included: the claims
--- are not empty once the lock is had); and read in a snapshot of their
--- own, which a transaction of another isolation level would not take.  A
--- 1.3 server's time counts up to the lease ahead at most: its claim comes
--- back with the 1.3 table, and 1.3 took any time from any holder of its
--- rights.  Where no trigger fires (DROP DATABASE,
--- event triggers off, single-user mode) nothing is noted: docs/fleet.md,
--- "Replacing a registry".
+-- raised, and the install records the one it wrote (own_note, see
+-- foreign_note).  The claims are locked against claims and extensions,
+-- even those that have only read their row, before anything is read, so
+-- that none in flight gets a promise past the note (a registry's first
+-- claim included: the claims are not empty once the lock is had); and read
+-- in a snapshot of their own, which a transaction of another isolation
+-- level would not take.  While 1.3's table is there, a 1.3 server's time
+-- counts up to the lease ahead at most: its claim comes back with that
+-- table, and 1.3 took any time from any holder of its rights; once the
+-- table is gone, its time counts in full.  Where no trigger fires (DROP
+-- DATABASE, event triggers off, single-user mode) nothing is noted:
+-- docs/fleet.md, "Replacing a registry".
 CREATE FUNCTION snowflake_registry.note_floor()
 RETURNS event_trigger
 LANGUAGE plpgsql
@@ -378,12 +398,12 @@ BEGIN
 		RETURN;
 	END IF;
 	IF NOT pg_catalog.pg_has_role(CURRENT_USER, ext_owner, 'USAGE') THEN
-		RAISE EXCEPTION 'cannot note the snowflake registry''s floor as role "%"', CURRENT_USER
+		RAISE EXCEPTION 'permission denied to drop objects in the snowflake registry''s database as role "%"', CURRENT_USER
 			USING ERRCODE = 'insufficient_privilege',
-				  DETAIL = pg_catalog.format('Role %s owns schema snowflake_registry, and so may drop the registry, whose promises a drop first notes for the next install in this database; only roles with the rights of the registry''s owner %s may read them.',
-					  schema_owner::pg_catalog.regrole, ext_owner::pg_catalog.regrole),
-				  HINT = pg_catalog.format('Run the command as %s, or give the schema back to it: ALTER SCHEMA snowflake_registry OWNER TO %s.',
-					  ext_owner::pg_catalog.regrole, ext_owner::pg_catalog.regrole);
+				  DETAIL = pg_catalog.format('Role "%s" owns schema "snowflake_registry", and so may drop the registry, whose promises a drop first notes for the next install in this database; only roles with the rights of the registry''s owner "%s" may read them.',
+					  pg_catalog.pg_get_userbyid(schema_owner), pg_catalog.pg_get_userbyid(ext_owner)),
+				  HINT = pg_catalog.format('Run the command as "%s", or give the schema back to it with ALTER SCHEMA snowflake_registry OWNER TO.',
+					  pg_catalog.pg_get_userbyid(ext_owner));
 	END IF;
 	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
 	   'read committed' THEN
@@ -394,11 +414,11 @@ BEGIN
 				  HINT = 'Run the command at isolation level READ COMMITTED.';
 	END IF;
 	LOCK TABLE snowflake_registry.settings, snowflake_registry.claims
-		IN SHARE ROW EXCLUSIVE MODE;
+		IN EXCLUSIVE MODE;
 	IF NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
 		RETURN;
 	END IF;
-	SELECT GREATEST((SELECT pg_catalog.max(CASE WHEN c.legacy
+	SELECT GREATEST((SELECT pg_catalog.max(CASE WHEN c.legacy AND one.with_13
 												THEN LEAST(GREATEST(c.promise, c.floor),
 														   pg_catalog.clock_timestamp()
 														   OPERATOR(pg_catalog.+) s.lease)
@@ -406,12 +426,14 @@ BEGIN
 					 FROM snowflake_registry.claims c),
 					snowflake_registry.epoch_floor(s))
 	INTO f
-	FROM snowflake_registry.settings s;
+	FROM (SELECT snowflake_registry.legacy_table() IS NOT NULL AS with_13) one
+	LEFT JOIN snowflake_registry.settings s ON true;
 	IF f OPERATOR(pg_catalog.>)
 	   coalesce(snowflake_registry.noted_floor(), '-infinity') THEN
 		EXECUTE pg_catalog.format('ALTER DATABASE %I SET snowflake_registry.floor = %L',
 			pg_catalog.current_database(),
 			EXTRACT(epoch FROM f)::pg_catalog.text);
+		UPDATE snowflake_registry.settings SET own_note = f;
 	END IF;
 END
 $$;
@@ -648,7 +670,9 @@ END
 $$;
 
 -- Give claim c to this start (token, nonce) of the calling login: a new
--- version, above every promise the pair had and above the epoch's floor.
+-- version, above every promise the pair had, above the epoch's floor, and
+-- above a note this install did not write (one made by hand after the
+-- epoch started: see foreign_note).
 CREATE FUNCTION snowflake_registry.take(
 	c snowflake_registry.claims,
 	epoch_number bigint,
@@ -683,7 +707,8 @@ BEGIN
 	-- a 1.3 holder whose claim passed by its reclaim lease may still
 	-- generate (1.3 did not stop it): above the clock, at least
 	floor_ts := GREATEST(c.promise, c.floor, epoch_floor,
-						 CASE WHEN c.legacy THEN now_ts END);
+						 CASE WHEN c.legacy THEN now_ts END,
+						 snowflake_registry.foreign_note());
 	UPDATE snowflake_registry.claims s
 	SET owner = SESSION_USER, state = 'held', confirmed = false,
 		reassigned_to = NULL,
@@ -1432,6 +1457,8 @@ COMMENT ON FUNCTION snowflake_registry.epoch() IS
 	'The registry''s epoch and its floor, starting a new epoch when the key changed (internal).';
 COMMENT ON FUNCTION snowflake_registry.noted_floor() IS
 	'The floor a registry dropped from this database noted for the next one (internal).';
+COMMENT ON FUNCTION snowflake_registry.foreign_note() IS
+	'The note of a drop where this install did not write it, or NULL (internal).';
 COMMENT ON FUNCTION snowflake_registry.note_floor() IS
 	'Notes, before a drop, the floor above which the next registry of this database starts (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch_floor(snowflake_registry.settings) IS

@@ -1215,6 +1215,13 @@ BEGIN
 END
 $$;
 SELECT pg_temp.install('1 h');
+-- a role with no right on the registry's schema drops its own objects (the
+-- session's first drop: note_floor is compiled as that role)
+CREATE ROLE schema_keeper;
+CREATE SCHEMA keeper_own AUTHORIZATION schema_keeper;
+SET ROLE schema_keeper;
+DROP SCHEMA keeper_own;
+RESET ROLE;
 SET SESSION AUTHORIZATION server_paris_1;
 SELECT status, worker_id FROM snowflake_registry.claim(0, 0,
 	'1288834974657/41/5/5/12', lpad('1', 32, '0')::uuid, lpad('1', 32, '0')::uuid);
@@ -1262,7 +1269,6 @@ SELECT snowflake_registry.noted_floor() >= max(promise) AS raised
 FROM snowflake_registry.claims;
 -- a role that owns the registry's schema, but lacks the rights of the
 -- registry's owner, could drop it without reading the claims: refused
-CREATE ROLE schema_keeper;
 ALTER SCHEMA snowflake_registry OWNER TO schema_keeper;
 SET ROLE schema_keeper;
 \set VERBOSITY terse
@@ -1270,15 +1276,28 @@ DROP SCHEMA snowflake_registry CASCADE;
 \set VERBOSITY default
 RESET ROLE;
 ALTER SCHEMA snowflake_registry OWNER TO CURRENT_USER;
--- a role with no right on the registry's schema drops its own objects
-CREATE SCHEMA keeper_own AUTHORIZATION schema_keeper;
-SET ROLE schema_keeper;
-DROP SCHEMA keeper_own;
-RESET ROLE;
+-- a note this install wrote itself (the drop of another schema, which
+-- left the registry in place) does not floor its claims: they hold every
+-- promise under it
+SET SESSION AUTHORIZATION server_paris_3;
+SELECT status FROM snowflake_registry.claim(0, 31, '1288834974657/41/5/5/12',
+	lpad('6', 32, '0')::uuid, lpad('6', 32, '0')::uuid);
+RESET SESSION AUTHORIZATION;
+SELECT floor < snowflake_registry.noted_floor() AS below_its_own_note
+FROM snowflake_registry.claims WHERE owner = 'server_paris_3';
 -- a registry rebuilt from nothing (no note), whose first claim comes
 -- before the operator's note by hand: every later holder starts above
--- the note all the same
+-- the note all the same.  (And a drop notes the claims' promises even
+-- with the settings' row gone.)
+UPDATE snowflake_registry.claims SET promise = promise + interval '6 h';
+SELECT max(promise) AS top_promise FROM snowflake_registry.claims \gset
+DELETE FROM snowflake_registry.settings;
 DROP EXTENSION snowflake_registry;
+SELECT pg_catalog.to_timestamp(pg_catalog.substr(c, 26)::float8) >= :'top_promise'
+	AS noted_without_settings
+FROM pg_db_role_setting r, unnest(r.setconfig) c
+WHERE r.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND c LIKE 'snowflake\_registry.floor=%';
 SELECT format('ALTER DATABASE %I RESET snowflake_registry.floor',
 	current_database()) \gexec
 SELECT pg_temp.install('1 s');
@@ -1312,7 +1331,9 @@ DROP EXTENSION snowflake_registry;
 ALTER SCHEMA snowflake_registry OWNER TO schema_keeper;
 CREATE ROLE registry_admin SUPERUSER;
 SET ROLE registry_admin;
+\set SHOW_CONTEXT never
 CREATE EXTENSION snowflake_registry;
+\set SHOW_CONTEXT errors
 RESET ROLE;
 DROP ROLE registry_admin;
 \c :regress_db
