@@ -75,10 +75,7 @@ CREATE TABLE snowflake_registry.settings (
 		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
 	epoch bigint NOT NULL DEFAULT 0,
 	epoch_key text,
-	epoch_floor timestamptz,
-	-- the highest note of a drop that this install wrote itself (see
-	-- note_floor): its claims hold every promise under it
-	own_note timestamptz
+	epoch_floor timestamptz
 );
 -- Its one row is made by the first call (see snowflake_registry.epoch), not
 -- here: a dump reloaded into a new install then brings its own row, whose
@@ -287,9 +284,8 @@ $$;
 -- The floor that a registry dropped from this database noted for the next
 -- one (see note_floor), or NULL: a database setting, which outlives the
 -- extension, in seconds since 1970.  A note that is not such a number
--- stops every epoch from starting and every claim from passing, saying so
--- (extensions of the claims held go on): read as none, it would let the
--- floor it meant go.
+-- stops every epoch from starting, saying so: read as none, it would let
+-- the floor it meant go.
 CREATE FUNCTION snowflake_registry.noted_floor()
 RETURNS timestamptz
 LANGUAGE plpgsql STABLE
@@ -335,23 +331,6 @@ AS $$
 		snowflake_registry.noted_floor())
 $$;
 
--- The note of a drop (noted_floor) where this install did not write it, or
--- NULL: a note made by hand, or by a drop of an earlier install, which the
--- epoch that was running when it was made did not start above.  A note
--- this install wrote itself, at a drop that left it in place (of another
--- schema, say), adds nothing: its claims hold every promise under it, and
--- a new holder of a pair starts above that pair's.
-CREATE FUNCTION snowflake_registry.foreign_note()
-RETURNS timestamptz
-LANGUAGE sql STABLE
-AS $$
-	SELECT x.note
-	FROM (SELECT snowflake_registry.noted_floor() AS note) x
-	WHERE x.note OPERATOR(pg_catalog.>)
-		  coalesce((SELECT s.own_note FROM snowflake_registry.settings s),
-				   '-infinity')
-$$;
-
 -- Before a command that may drop the registry (DROP EXTENSION, DROP SCHEMA
 -- ... CASCADE, DROP OWNED) runs, note in this database's settings the floor
 -- above which a registry made here next must start: every promise and
@@ -367,16 +346,19 @@ $$;
 -- once, before it names an object of the registry (a login could
 -- otherwise lock the claims, or raise the note, and one without USAGE on
 -- the schema could drop nothing in this database).  A note is only ever
--- raised, and the install records the one it wrote (own_note, see
--- foreign_note).  The claims are locked against claims and extensions,
+-- raised, and counts where an epoch starts (a drop that leaves the
+-- registry in place costs its live claims nothing; an operator who notes
+-- by hand after the install restarts the registry's server, see
+-- docs/fleet.md).  The claims are locked against claims and extensions,
 -- even those that have only read their row, before anything is read, so
 -- that none in flight gets a promise past the note (a registry's first
 -- claim included: the claims are not empty once the lock is had); and read
 -- in a snapshot of their own, which a transaction of another isolation
--- level would not take.  While 1.3's table is there, a 1.3 server's time
--- counts up to the lease ahead at most: its claim comes back with that
--- table, and 1.3 took any time from any holder of its rights; once the
--- table is gone, its time counts in full.  Where no trigger fires (DROP
+-- level would not take.  A 1.3 server's time counts up to the lease ahead
+-- at most: 1.3 took any time, up to a year, from any holder of its rights,
+-- and a note that far ahead would stop the fleet at the registry's next
+-- start (docs/operations.md says to stop 1.3 servers cleanly before a
+-- drop).  Where no trigger fires (DROP
 -- DATABASE, event triggers off, single-user mode) nothing is noted:
 -- docs/fleet.md, "Replacing a registry".
 CREATE FUNCTION snowflake_registry.note_floor()
@@ -418,7 +400,7 @@ BEGIN
 	IF NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
 		RETURN;
 	END IF;
-	SELECT GREATEST((SELECT pg_catalog.max(CASE WHEN c.legacy AND one.with_13
+	SELECT GREATEST((SELECT pg_catalog.max(CASE WHEN c.legacy
 												THEN LEAST(GREATEST(c.promise, c.floor),
 														   pg_catalog.clock_timestamp()
 														   OPERATOR(pg_catalog.+) s.lease)
@@ -426,14 +408,12 @@ BEGIN
 					 FROM snowflake_registry.claims c),
 					snowflake_registry.epoch_floor(s))
 	INTO f
-	FROM (SELECT snowflake_registry.legacy_table() IS NOT NULL AS with_13) one
-	LEFT JOIN snowflake_registry.settings s ON true;
+	FROM (SELECT) one LEFT JOIN snowflake_registry.settings s ON true;
 	IF f OPERATOR(pg_catalog.>)
 	   coalesce(snowflake_registry.noted_floor(), '-infinity') THEN
 		EXECUTE pg_catalog.format('ALTER DATABASE %I SET snowflake_registry.floor = %L',
 			pg_catalog.current_database(),
 			EXTRACT(epoch FROM f)::pg_catalog.text);
-		UPDATE snowflake_registry.settings SET own_note = f;
 	END IF;
 END
 $$;
@@ -670,9 +650,7 @@ END
 $$;
 
 -- Give claim c to this start (token, nonce) of the calling login: a new
--- version, above every promise the pair had, above the epoch's floor, and
--- above a note this install did not write (one made by hand after the
--- epoch started: see foreign_note).
+-- version, above every promise the pair had and above the epoch's floor.
 CREATE FUNCTION snowflake_registry.take(
 	c snowflake_registry.claims,
 	epoch_number bigint,
@@ -707,8 +685,7 @@ BEGIN
 	-- a 1.3 holder whose claim passed by its reclaim lease may still
 	-- generate (1.3 did not stop it): above the clock, at least
 	floor_ts := GREATEST(c.promise, c.floor, epoch_floor,
-						 CASE WHEN c.legacy THEN now_ts END,
-						 snowflake_registry.foreign_note());
+						 CASE WHEN c.legacy THEN now_ts END);
 	UPDATE snowflake_registry.claims s
 	SET owner = SESSION_USER, state = 'held', confirmed = false,
 		reassigned_to = NULL,
@@ -1457,8 +1434,6 @@ COMMENT ON FUNCTION snowflake_registry.epoch() IS
 	'The registry''s epoch and its floor, starting a new epoch when the key changed (internal).';
 COMMENT ON FUNCTION snowflake_registry.noted_floor() IS
 	'The floor a registry dropped from this database noted for the next one (internal).';
-COMMENT ON FUNCTION snowflake_registry.foreign_note() IS
-	'The note of a drop where this install did not write it, or NULL (internal).';
 COMMENT ON FUNCTION snowflake_registry.note_floor() IS
 	'Notes, before a drop, the floor above which the next registry of this database starts (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch_floor(snowflake_registry.settings) IS
