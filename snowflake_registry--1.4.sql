@@ -284,8 +284,9 @@ $$;
 -- The floor that a registry dropped from this database noted for the next
 -- one (see note_floor), or NULL: a database setting, which outlives the
 -- extension, in seconds since 1970.  A note that is not such a number
--- stops every epoch from starting, saying so: read as none, it would let
--- the floor it meant go.
+-- stops every epoch from starting and every claim from passing, saying so
+-- (extensions of the claims held go on): read as none, it would let the
+-- floor it meant go.
 CREATE FUNCTION snowflake_registry.noted_floor()
 RETURNS timestamptz
 LANGUAGE plpgsql STABLE
@@ -346,10 +347,10 @@ $$;
 -- once, before it names an object of the registry (a login could
 -- otherwise lock the claims, or raise the note, and one without USAGE on
 -- the schema could drop nothing in this database).  A note is only ever
--- raised, and counts where an epoch starts (a drop that leaves the
--- registry in place costs its live claims nothing; an operator who notes
--- by hand after the install restarts the registry's server, see
--- docs/fleet.md).  The claims are locked against claims and extensions,
+-- raised, and floors every epoch that starts and every claim that passes
+-- after it (a drop that leaves the registry in place makes new holders
+-- wait up to the lease; extensions of the claims held go on).  The claims
+-- are locked against claims and extensions,
 -- even those that have only read their row, before anything is read, so
 -- that none in flight gets a promise past the note (a registry's first
 -- claim included: the claims are not empty once the lock is had); and read
@@ -650,7 +651,10 @@ END
 $$;
 
 -- Give claim c to this start (token, nonce) of the calling login: a new
--- version, above every promise the pair had and above the epoch's floor.
+-- version, above every promise the pair had, above the epoch's floor, and
+-- above the note of a drop (noted_floor), which an operator may make by
+-- hand after the epoch started: a new holder waits where an old one may
+-- still run.
 CREATE FUNCTION snowflake_registry.take(
 	c snowflake_registry.claims,
 	epoch_number bigint,
@@ -685,7 +689,8 @@ BEGIN
 	-- a 1.3 holder whose claim passed by its reclaim lease may still
 	-- generate (1.3 did not stop it): above the clock, at least
 	floor_ts := GREATEST(c.promise, c.floor, epoch_floor,
-						 CASE WHEN c.legacy THEN now_ts END);
+						 CASE WHEN c.legacy THEN now_ts END,
+						 snowflake_registry.noted_floor());
 	UPDATE snowflake_registry.claims s
 	SET owner = SESSION_USER, state = 'held', confirmed = false,
 		reassigned_to = NULL,

@@ -1276,13 +1276,14 @@ DROP SCHEMA snowflake_registry CASCADE;
 \set VERBOSITY default
 RESET ROLE;
 ALTER SCHEMA snowflake_registry OWNER TO CURRENT_USER;
--- a note counts where an epoch starts: the drop of another schema, which
--- left the registry in place, costs its new claims nothing
+-- the drop of another schema, which left the registry in place, raised the
+-- note all the same: a claim after it starts above (a new holder waits up
+-- to the lease; a note is taken at its word)
 SET SESSION AUTHORIZATION server_paris_3;
 SELECT status FROM snowflake_registry.claim(0, 31, '1288834974657/41/5/5/12',
 	lpad('6', 32, '0')::uuid, lpad('6', 32, '0')::uuid);
 RESET SESSION AUTHORIZATION;
-SELECT floor < snowflake_registry.noted_floor() AS below_its_own_note
+SELECT floor >= snowflake_registry.noted_floor() AS above_the_note
 FROM snowflake_registry.claims WHERE owner = 'server_paris_3';
 -- a drop notes the claims' promises even with the settings' row gone
 UPDATE snowflake_registry.claims SET promise = promise + interval '6 h';
@@ -1308,6 +1309,15 @@ SELECT status, worker_id FROM snowflake_registry.claim(0, 0,
 RESET SESSION AUTHORIZATION;
 SELECT floor > clock_timestamp() + interval '50 min' AS above_the_note
 FROM snowflake_registry.claims;
+-- and a note made after the install floors the claims made after it
+SELECT extract(epoch FROM clock_timestamp() + interval '2 hours') AS note \gset
+ALTER DATABASE :"db" SET snowflake_registry.floor = :'note';
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT status, worker_id FROM snowflake_registry.claim(0, 1,
+	'1288834974657/41/5/5/12', lpad('5', 32, '0')::uuid, lpad('5', 32, '0')::uuid);
+RESET SESSION AUTHORIZATION;
+SELECT worker_id, floor > clock_timestamp() + interval '110 min' AS above_the_later_note
+FROM snowflake_registry.claims ORDER BY worker_id;
 -- a drop in a transaction whose snapshot may be older than the command is
 -- refused: it could miss a promise
 BEGIN ISOLATION LEVEL REPEATABLE READ;
