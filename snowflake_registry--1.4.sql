@@ -40,15 +40,13 @@
 -- objects in it and drop it with the registry, and a drop by a role that
 -- cannot read the claims could not note their promises (see note_floor).
 DO $$
+DECLARE
+	owner pg_catalog.oid := (SELECT n.nspowner FROM pg_catalog.pg_namespace n
+							 WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_registry');
 BEGIN
-	IF NOT pg_catalog.pg_has_role(
-		(SELECT n.nspowner FROM pg_catalog.pg_namespace n
-		 WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_registry'),
-		CURRENT_USER, 'USAGE') THEN
+	IF NOT pg_catalog.pg_has_role(owner, CURRENT_USER, 'USAGE') THEN
 		RAISE EXCEPTION 'schema "snowflake_registry" belongs to role "%", which lacks the rights of role "%"',
-			(SELECT n.nspowner::pg_catalog.regrole FROM pg_catalog.pg_namespace n
-			 WHERE n.nspname OPERATOR(pg_catalog.=) 'snowflake_registry'),
-			CURRENT_USER
+			pg_catalog.pg_get_userbyid(owner), CURRENT_USER
 			USING ERRCODE = 'insufficient_privilege',
 				  DETAIL = 'The owner of the registry''s schema could create objects in it and drop the registry.',
 				  HINT = 'Drop the schema, or give it to the role that installs the registry, then create the extension again.';
@@ -404,7 +402,8 @@ BEGIN
 	SELECT GREATEST((SELECT pg_catalog.max(CASE WHEN c.legacy
 												THEN LEAST(GREATEST(c.promise, c.floor),
 														   pg_catalog.clock_timestamp()
-														   OPERATOR(pg_catalog.+) s.lease)
+														   OPERATOR(pg_catalog.+)
+														   coalesce(s.lease, interval '1 hour'))
 												ELSE GREATEST(c.promise, c.floor) END)
 					 FROM snowflake_registry.claims c),
 					snowflake_registry.epoch_floor(s))
