@@ -192,8 +192,9 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 }
 
 /*
- * The registry failed us: say so once.  Before the first answer, backends
- * are told why they wait; a claim held stays usable up to its promise.
+ * The registry failed us (unreachable, or a call that raised an error): say
+ * so once.  Before the first answer, backends are told why they wait; a
+ * claim held stays usable up to its promise.
  */
 static void
 registry_failed(SnowflakeClaimStatus status, const char *reason)
@@ -202,7 +203,9 @@ registry_failed(SnowflakeClaimStatus status, const char *reason)
 		registry_publish(CLAIM_UNREACHABLE, -1, false, NULL, reason);
 	else if (!registry_failure_logged)
 		ereport(LOG,
-				(errmsg("could not reach the snowflake registry; this server keeps its claim up to its promise and retries"),
+				(status == CLAIM_HELD ?
+				 errmsg("the snowflake registry did not extend this server's claim; IDs are generated up to its promise while this server retries") :
+				 errmsg("the snowflake registry did not answer this server; it retries"),
 				 errdetail_internal("%s", reason)));
 	registry_failure_logged = true;
 }
@@ -587,7 +590,7 @@ registry_round(PGconn **conn, SnowflakeClaimStatus status)
 	else if (registry_failure_logged)
 	{
 		ereport(LOG,
-				(errmsg("reached the snowflake registry again")));
+				(errmsg("the snowflake registry answers this server again")));
 		registry_failure_logged = false;
 	}
 }

@@ -509,8 +509,8 @@ sub note_pauses
 		{
 			my $at = log_time($line) // next;
 			foreach (
-				[ lost    => qr/could not reach the snowflake registry/ ],
-				[ reached => qr/reached the snowflake registry again/ ],
+				[ lost    => qr/the snowflake registry did not (?:extend|answer)/ ],
+				[ reached => qr/the snowflake registry answers this server again/ ],
 				[ moved   => $new_epoch ])
 			{
 				$seen{ $_->[0] } //= sprintf('%.1f', $at - $from)
