@@ -71,7 +71,11 @@ CREATE TABLE snowflake_registry.settings (
 	-- how far the registry's clock may be behind its clock of before an epoch
 	margin interval NOT NULL DEFAULT interval '1 s'
 		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
+	-- epochs counted, for people; what a claim compares is epoch_id, random:
+	-- a new install counts from 1 again, and the claims of a dump of another
+	-- install loaded into it may carry the number of its first epoch
 	epoch bigint NOT NULL DEFAULT 0,
+	epoch_id uuid,
 	epoch_key text,
 	epoch_floor timestamptz
 );
@@ -128,8 +132,10 @@ CREATE TABLE snowflake_registry.claims (
 	floor timestamptz,
 	promise timestamptz,
 	-- the epoch in which the holder was granted or last extended the claim
-	-- (negative: while that epoch was being started by another call)
+	-- (negative: while that epoch was being started by another call), and
+	-- its identity (see settings.epoch_id; NULL: an epoch of no 1.4 registry)
 	epoch bigint NOT NULL,
+	epoch_id uuid,
 	-- the holders' layout: "epoch ms/time/datacenter/worker/sequence bits"
 	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$'),
 	-- who holds it, for people
@@ -237,7 +243,8 @@ $$;
 -- lease was forgotten with them.  A restart starts an epoch too: nothing in
 -- a restored state tells a restart from a restore; and so does the first
 -- call of a new install, which may be a reinstall or a dump reloaded.
-CREATE FUNCTION snowflake_registry.epoch(OUT number bigint, OUT floor timestamptz)
+CREATE FUNCTION snowflake_registry.epoch(OUT number bigint, OUT floor timestamptz,
+	OUT id uuid)
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -255,15 +262,17 @@ BEGIN
 		-- so a call that finds another one starting the epoch (whose
 		-- transaction may stay open) does not wait for it: it starts the
 		-- epoch for itself, with a floor of its own and a number that no
-		-- committed epoch has (the negative of the one to come).  A number
-		-- handed out before it is committed could come again after a
-		-- restore to before its commit, and a claim extended under it would
-		-- then not be granted anew above that epoch's floor.
+		-- committed epoch has (the negative of the one to come) and an
+		-- identity of its own.  One handed out before it is committed could
+		-- come again after a restore to before its commit, and a claim
+		-- extended under it would then not be granted anew above that
+		-- epoch's floor.
 		BEGIN
 			SELECT * INTO s FROM snowflake_registry.settings FOR UPDATE NOWAIT;
 			IF s.epoch_key IS DISTINCT FROM key THEN
 				UPDATE snowflake_registry.settings
 				SET epoch = s.epoch OPERATOR(pg_catalog.+) 1,
+					epoch_id = pg_catalog.gen_random_uuid(),
 					epoch_key = key,
 					epoch_floor = snowflake_registry.epoch_floor(s)
 				RETURNING * INTO s;
@@ -271,11 +280,13 @@ BEGIN
 		EXCEPTION WHEN lock_not_available THEN
 			number := OPERATOR(pg_catalog.-) (s.epoch OPERATOR(pg_catalog.+) 1);
 			floor := snowflake_registry.epoch_floor(s);
+			id := pg_catalog.gen_random_uuid();
 			RETURN;
 		END;
 	END IF;
 	number := s.epoch;
 	floor := s.epoch_floor;
+	id := s.epoch_id;
 END
 $$;
 
@@ -657,6 +668,7 @@ $$;
 CREATE FUNCTION snowflake_registry.take(
 	c snowflake_registry.claims,
 	epoch_number bigint,
+	epoch_uuid uuid,
 	epoch_floor timestamptz,
 	layout text,
 	token uuid,
@@ -699,7 +711,7 @@ BEGIN
 		-- never below the promise the row had: a crash restart's floor
 		-- leaves it out, but the next holder's floor is built from it
 		promise = snowflake_registry.promise(GREATEST(floor_ts, s.promise)),
-		epoch = epoch_number, layout = take.layout,
+		epoch = epoch_number, epoch_id = epoch_uuid, layout = take.layout,
 		system_identifier = take.system_identifier, host = take.host,
 		port = take.port, data_directory = take.data_directory,
 		claimed_at = now_ts, extended_at = now_ts,
@@ -832,10 +844,10 @@ BEGIN
 	  AND s.state OPERATOR(pg_catalog.=) 'held'
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
 	FOR UPDATE;
-	IF FOUND AND c.epoch OPERATOR(pg_catalog.=) ep.number THEN
+	IF FOUND AND c.epoch_id OPERATOR(pg_catalog.=) ep.id THEN
 		RETURN snowflake_registry.answer_of(c, 'claimed');
 	ELSIF FOUND THEN
-		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
+		RETURN snowflake_registry.take(c, ep.number, ep.id, ep.floor, layout, token,
 			nonce, system_identifier, host, port, data_directory);
 	END IF;
 
@@ -856,7 +868,7 @@ BEGIN
 	FOR UPDATE;
 	IF FOUND THEN
 		c.promise := NULL;
-		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
+		RETURN snowflake_registry.take(c, ep.number, ep.id, ep.floor, layout, token,
 			nonce, system_identifier, host, port, data_directory);
 	END IF;
 
@@ -880,7 +892,7 @@ BEGIN
 		   (NOT c.legacy AND
 			c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()) OR
 		   (c.legacy AND snowflake_registry.free(c)) THEN
-			RETURN snowflake_registry.take(c, ep.number, ep.floor, layout,
+			RETURN snowflake_registry.take(c, ep.number, ep.id, ep.floor, layout,
 				token, nonce, system_identifier, host, port, data_directory);
 		ELSIF c.legacy OR c.state OPERATOR(pg_catalog.<>) 'held' OR
 			  snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
@@ -935,12 +947,13 @@ BEGIN
 	END IF;
 	IF free_id IS NOT NULL THEN
 		INSERT INTO snowflake_registry.claims AS s
-			(datacenter_id, worker_id, owner, state, version, epoch, layout,
-			 claimed_at, extended_at)
-		VALUES (dc, free_id, SESSION_USER, 'held', 0, ep.number, claim.layout,
+			(datacenter_id, worker_id, owner, state, version, epoch, epoch_id,
+			 layout, claimed_at, extended_at)
+		VALUES (dc, free_id, SESSION_USER, 'held', 0, ep.number, ep.id,
+				claim.layout,
 				pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
 		RETURNING * INTO c;
-		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
+		RETURN snowflake_registry.take(c, ep.number, ep.id, ep.floor, layout, token,
 			nonce, system_identifier, host, port, data_directory);
 	END IF;
 
@@ -960,7 +973,7 @@ BEGIN
 	LIMIT 1
 	FOR UPDATE;
 	IF FOUND THEN
-		RETURN snowflake_registry.take(c, ep.number, ep.floor, layout, token,
+		RETURN snowflake_registry.take(c, ep.number, ep.id, ep.floor, layout, token,
 			nonce, system_identifier, host, port, data_directory);
 	END IF;
 	RETURN ROW('full', NULL, NULL, NULL, NULL, NULL, NULL,
@@ -1039,12 +1052,13 @@ BEGIN
 
 	-- in a new epoch, a grant above its floor: the registry may have
 	-- forgotten this holder's last extensions, so its nonce is not compared
-	IF c.epoch OPERATOR(pg_catalog.<>) ep.number THEN
+	IF c.epoch_id IS DISTINCT FROM ep.id THEN
 		floor_ts := GREATEST(c.promise, c.floor, ep.floor);
 		UPDATE snowflake_registry.claims s
 		SET version = s.version OPERATOR(pg_catalog.+) 1, nonce = new_nonce,
 			floor = floor_ts, promise = snowflake_registry.promise(floor_ts),
-			epoch = ep.number, extended_at = pg_catalog.clock_timestamp()
+			epoch = ep.number, epoch_id = ep.id,
+			extended_at = pg_catalog.clock_timestamp()
 		WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
 		  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id
 		RETURNING * INTO c;
@@ -1464,7 +1478,7 @@ COMMENT ON FUNCTION snowflake_registry.set_layout(text) IS
 	'Sets the fleet''s layout, keeping every ID apart from those made before (internal).';
 COMMENT ON FUNCTION snowflake_registry.time_shift(text) IS
 	'The bit an ID of a layout starts its time at (internal).';
-COMMENT ON FUNCTION snowflake_registry.take(snowflake_registry.claims, bigint, timestamptz, text, uuid, uuid, bigint, text, integer, text) IS
+COMMENT ON FUNCTION snowflake_registry.take(snowflake_registry.claims, bigint, uuid, timestamptz, text, uuid, uuid, bigint, text, integer, text) IS
 	'Gives a claim to this start of the calling login, above every promise the pair had (internal).';
 COMMENT ON FUNCTION snowflake_registry.allowance(name) IS
 	'How many claims a login may hold (internal).';

@@ -677,7 +677,7 @@ FROM (VALUES ('SELECT * FROM snowflake_registry.status'),
 	('UPDATE snowflake_registry.claims SET owner = session_user'),
 	('DELETE FROM snowflake_registry.claims'),
 	('SELECT snowflake_registry.holder(NULL)'),
-	('SELECT snowflake_registry.take(NULL, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)'),
+	('SELECT snowflake_registry.take(NULL, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)'),
 	('SELECT snowflake_registry.legacy_refresh(NULL)')) v(q);
 RESET SESSION AUTHORIZATION;
 
@@ -853,6 +853,20 @@ RESET SESSION AUTHORIZATION;
 SELECT (pg_temp.last()).floor >= :'epoch_floor' AS floor_above_epoch;
 -- one epoch: the next calls see the same
 SELECT epoch = :epoch_before + 1 AS same_epoch FROM snowflake_registry.settings;
+-- a claim with this epoch's number but another epoch's identity, as the
+-- claims of another registry's dump loaded here carry (a new install
+-- numbers its first epoch 1 again): its holder's next extension is a new
+-- grant above this epoch's floor, never an extension of a promise made by
+-- a registry whose later history this one does not know
+UPDATE snowflake_registry.claims SET epoch_id = gen_random_uuid()
+WHERE datacenter_id = 6 AND worker_id = 0;
+SELECT c.epoch = s.epoch AS same_number
+FROM snowflake_registry.claims c, snowflake_registry.settings s
+WHERE c.datacenter_id = 6 AND c.worker_id = 0;
+SET SESSION AUTHORIZATION server_paris_10;
+SELECT status, worker_id, version FROM pg_temp.extend(6, 0, 101, 2, 105, 106);
+RESET SESSION AUTHORIZATION;
+SELECT (pg_temp.last()).floor >= :'epoch_floor' AS floor_above_epoch;
 
 --
 -- Every registry function commits with synchronous_commit on, whatever the
