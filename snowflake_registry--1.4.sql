@@ -911,14 +911,17 @@ BEGIN
 
 	-- a new claim: one at a time in a datacenter, within this login's
 	-- allowance (only here: another login never delays a server that takes
-	-- its own claim back, nor its extensions).  A login at its limit adds
-	-- no datacenter: naming every id would fill the table.
+	-- its own claim back, nor its extensions).  A login at its limit neither
+	-- adds a datacenter (naming every id would fill the table) nor locks one
+	-- (it would delay every other login's new claims there for as long as
+	-- it kept its transaction open); the count is read again under the
+	-- lock, for which another claim of this login may have waited.
 	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.<)
 	   snowflake_registry.allowance(SESSION_USER) THEN
 		INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
+		PERFORM FROM snowflake_registry.datacenters d
+		WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
 	END IF;
-	PERFORM FROM snowflake_registry.datacenters d
-	WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
 	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
 	   snowflake_registry.allowance(SESSION_USER) THEN
 		RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
