@@ -1373,11 +1373,13 @@ LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
 	idle_sessions text;
+	old_lease interval;
 BEGIN
 	INSERT INTO snowflake_registry.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
 	IF new_layout IS NOT NULL THEN
 		PERFORM snowflake_registry.set_layout(new_layout);
 	END IF;
+	SELECT s.lease INTO old_lease FROM snowflake_registry.settings s;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce(new_lease, s.lease),
 		previous_lease = CASE WHEN new_lease IS NULL OR new_lease OPERATOR(pg_catalog.=) s.lease
@@ -1396,6 +1398,16 @@ BEGIN
 	RETURNING s.lease, s.reclaim_after,
 		(SELECT f.layout FROM snowflake_registry.fleet f)
 	INTO lease, reclaim_after, layout;
+	-- a copy of the registry from before a raise starts its epochs under the
+	-- shorter lease, below the promises made under the longer one: nothing
+	-- in the copy can tell, so the operator must hear it now
+	IF new_lease OPERATOR(pg_catalog.>) old_lease AND
+	   EXISTS (SELECT FROM snowflake_registry.claims c WHERE NOT c.legacy) THEN
+		RAISE WARNING 'the registry''s lease grows from % to %, which a copy of the registry made before now does not know',
+			old_lease, new_lease
+			USING DETAIL = 'A standby that has not replayed this change, or a backup, dump or recovery target from before it, would start its epoch under the shorter lease once promoted or restored: below the promises servers get from now on.',
+				  HINT = 'Let every standby that may be promoted replay this change, and take new backups. After promoting or restoring an older copy, run configure() with this lease again before the servers'' logins connect.';
+	END IF;
 EXCEPTION WHEN lock_not_available THEN
 	SELECT pg_catalog.string_agg(pg_catalog.format('%s (%s, since %s)',
 			a.pid, a.usename, a.state_change), ', ' ORDER BY a.pid)
