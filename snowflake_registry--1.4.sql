@@ -263,8 +263,11 @@ BEGIN
 		-- transaction may stay open) does not wait for it: it starts the
 		-- epoch for itself, with a floor of its own and a number that no
 		-- committed epoch has (the negative of the one to come) and an
-		-- identity of its own.  One handed out before it is committed could
-		-- come again after a restore to before its commit, and a claim
+		-- identity of its own, the same for every such call while the key
+		-- stays (or each extension would be a new grant above a floor of its
+		-- own, and no server would generate while the other call's
+		-- transaction stayed open).  One handed out before it is committed
+		-- could come again after a restore to before its commit, and a claim
 		-- extended under it would then not be granted anew above that
 		-- epoch's floor.
 		BEGIN
@@ -280,7 +283,8 @@ BEGIN
 		EXCEPTION WHEN lock_not_available THEN
 			number := OPERATOR(pg_catalog.-) (s.epoch OPERATOR(pg_catalog.+) 1);
 			floor := snowflake_registry.epoch_floor(s);
-			id := pg_catalog.gen_random_uuid();
+			id := pg_catalog.md5(pg_catalog.concat_ws('/', 'in flight',
+				s.epoch_id, key))::uuid;
 			RETURN;
 		END;
 	END IF;
@@ -824,6 +828,17 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'The datacenter id and the largest worker id lie between 0 and 1073741823; the layout is one a server accepts; the token and nonce are required; the host has at most 255 characters and the data directory at most 1024.';
 	END IF;
+	-- a claim counts the login's claims and looks for a free worker id under
+	-- locks: a snapshot older than the locks would miss the claims committed
+	-- meanwhile (the worker sets this level on its connection)
+	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
+	   'read committed' THEN
+		RAISE EXCEPTION 'cannot claim a snowflake worker id in a % transaction',
+			pg_catalog.current_setting('transaction_isolation')
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A claim counts its login''s claims and picks a free worker id under locks; a snapshot older than the locks could miss claims committed meanwhile.',
+				  HINT = 'Claim at isolation level READ COMMITTED.';
+	END IF;
 	PERFORM snowflake_registry.durable();
 	-- the layout before the epoch: a change of layout commits a new epoch
 	-- with it, which this call then sees too
@@ -916,12 +931,14 @@ BEGIN
 	-- (it would delay every other login's new claims there for as long as
 	-- it kept its transaction open); the count is read again under the
 	-- lock, for which another claim of this login may have waited.
-	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.<)
+	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
 	   snowflake_registry.allowance(SESSION_USER) THEN
-		INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
-		PERFORM FROM snowflake_registry.datacenters d
-		WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
+		RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
+				   NULL)::snowflake_registry.answer;
 	END IF;
+	INSERT INTO snowflake_registry.datacenters VALUES (dc) ON CONFLICT DO NOTHING;
+	PERFORM FROM snowflake_registry.datacenters d
+	WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
 	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
 	   snowflake_registry.allowance(SESSION_USER) THEN
 		RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
@@ -1379,7 +1396,7 @@ BEGIN
 	IF new_layout IS NOT NULL THEN
 		PERFORM snowflake_registry.set_layout(new_layout);
 	END IF;
-	SELECT s.lease INTO old_lease FROM snowflake_registry.settings s;
+	SELECT s.lease INTO old_lease FROM snowflake_registry.settings s FOR UPDATE;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce(new_lease, s.lease),
 		previous_lease = CASE WHEN new_lease IS NULL OR new_lease OPERATOR(pg_catalog.=) s.lease

@@ -742,7 +742,14 @@ RESET SESSION AUTHORIZATION;
 SELECT (SELECT count(*) FROM snowflake_registry.datacenters) - :datacenters
 		AS datacenters_added,
 	(SELECT count(*) FROM snowflake_registry.claims) - :claims AS claims_added;
+-- a claim in an older snapshot than its locks is refused: sessions of one
+-- login at REPEATABLE READ, each counting no claim of the others, could
+-- fill a datacenter
 SET SESSION AUTHORIZATION mallory;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT status FROM snowflake_registry.claim(7, 31, '1288834974657/41/5/5/12',
+	pg_temp.u(700), pg_temp.u(700));
+ROLLBACK;
 -- bounds
 SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
 FROM (VALUES

@@ -314,7 +314,9 @@ registry_open(RegistryPatience patience, char *reason)
 	 * has given up on it and takes no answer from it.  Warnings reach this
 	 * worker whatever the login set (ALTER ROLE ... SET client_min_messages
 	 * = error would hide the one of a cancelled wait for a synchronous
-	 * standby, which makes the answer not durable).
+	 * standby, which makes the answer not durable).  Claims run at READ
+	 * COMMITTED, whatever the login or the database set (the registry
+	 * refuses a claim in an older snapshot).
 	 */
 	snprintf(timeout, sizeof(timeout), "%ld", patience.timeout_ms);
 	params[0] = timeout;
@@ -322,7 +324,8 @@ registry_open(RegistryPatience patience, char *reason)
 						   "SELECT e.extversion, "
 						   "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false), "
 						   "pg_catalog.set_config('statement_timeout', $1::pg_catalog.text, false), "
-						   "pg_catalog.set_config('client_min_messages', 'warning', false) "
+						   "pg_catalog.set_config('client_min_messages', 'warning', false), "
+						   "pg_catalog.set_config('default_transaction_isolation', 'read committed', false) "
 						   "FROM pg_catalog.pg_extension e "
 						   "WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_registry'",
 						   1, params, patience, reason);
