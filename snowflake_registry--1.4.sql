@@ -1416,10 +1416,10 @@ BEGIN
 		(SELECT f.layout FROM snowflake_registry.fleet f)
 	INTO lease, reclaim_after, layout;
 	-- a copy of the registry from before a raise starts its epochs under the
-	-- shorter lease, below the promises made under the longer one: nothing
-	-- in the copy can tell, so the operator must hear it now
-	IF new_lease OPERATOR(pg_catalog.>) old_lease AND
-	   EXISTS (SELECT FROM snowflake_registry.claims c WHERE NOT c.legacy) THEN
+	-- shorter lease, below the promises made under the longer one (those
+	-- of claims made after the raise too): nothing in the copy can tell, so
+	-- the operator must hear it now
+	IF new_lease OPERATOR(pg_catalog.>) old_lease THEN
 		RAISE WARNING 'the registry''s lease grows from % to %, which a copy of the registry made before now does not know',
 			old_lease, new_lease
 			USING DETAIL = 'A standby that has not replayed this change, or a backup, dump or recovery target from before it, would start its epoch under the shorter lease once promoted or restored: below the promises servers get from now on.',
