@@ -34,10 +34,18 @@ $primary->wait_for_catchup($standby);
 
 # A directory in the way of the standby's temporary mark file.  The log is
 # read from before it, since a mark the primary wrote earlier may be
-# replayed, and fail, at once.
+# replayed, and fail, at once.  A file of that name may be there already:
+# the base backup may have copied the primary's, or the standby may be
+# writing a mark it replays; it is removed until the directory takes its
+# place.
 my $log_offset = -s $standby->logfile;
 my $temp_file = $standby->data_dir . '/snowflake.mark.tmp';
-mkdir $temp_file or die "could not create $temp_file: $!";
+foreach my $try (1 .. 100)
+{
+	last if mkdir $temp_file;
+	die "could not create $temp_file: $!" if !$!{EEXIST} || $try == 100;
+	unlink $temp_file if -f $temp_file;
+}
 
 # Two seconds of IDs on the primary: several new marks to replay.
 $primary->safe_psql('postgres', q{
