@@ -2,11 +2,14 @@
 # Copyright (c) 2026, the snowflake authors
 
 # Worker ids claimed from a registry: distinct ids for three primaries, each
-# with its own login, a restart keeps its id, a crash restart takes it back
-# above the old start's promise, two servers started at the same moment
-# differ, the registry stopped (holders generate up to their promise, a
-# server that starts meanwhile waits), a full datacenter, a login at its
-# limit, a release and a reassignment, and worker_id set beside a registry.
+# with its own login (two of them defaulting to isolation levels the
+# registry refuses for claims), a restart keeps its id, a crash restart
+# takes it back above the old start's promise, two servers started at the
+# same moment differ, the registry stopped (holders generate up to their
+# promise, a server that starts meanwhile waits; the holder's log says so
+# once, and again when the registry answers), a full datacenter, a login at
+# its limit, a release and a reassignment, and worker_id set beside a
+# registry.
 
 use strict;
 use warnings;
@@ -41,10 +44,16 @@ sub system_identifier
 
 # Three primaries
 my @primaries = map { snowflake_node($_, registry => $registry) } qw(a b c);
+# The registry refuses a claim in a snapshot older than the call; a login's
+# own default isolation level does not stop its server from claiming.
+$registry->safe_psql('postgres', q{
+ALTER ROLE a SET default_transaction_isolation = 'serializable';
+ALTER ROLE b SET default_transaction_isolation = 'repeatable read';});
 start_node($_) foreach @primaries;
 my @pairs = map { (wait_for_pair($_))[0] } @primaries;
 note "claimed pairs: @pairs";
-ok((!grep { !defined } @pairs), 'three primaries claim a worker id each');
+ok((!grep { !defined } @pairs),
+	'three primaries claim a worker id each, two with logins that default to SERIALIZABLE and REPEATABLE READ');
 is(scalar(keys %{ { map { $_ => 1 } grep { defined } @pairs } }),
 	3, 'the three primaries claim distinct worker ids');
 is((grep { /^5\|/ } @pairs), 3, 'every claim is in the configured datacenter');
@@ -174,6 +183,10 @@ like(
 	wait_for_refusal($a, 30),
 	qr/55000: could not generate a snowflake ID: the ID would pass the time the registry recorded for this server's claim/,
 	'a holder cut off from the registry stops at its promise, and says so');
+ok( $a->log_contains(
+		"the snowflake registry did not extend this server's claim; IDs are generated up to its promise while this server retries"
+	),
+	"and its log says once that the registry did not extend its claim");
 
 $registry->start;
 $new->start;
@@ -183,6 +196,8 @@ ok(defined $pair && !grep({ $_ eq $pair } @pairs, @twin_pairs),
 	'once the registry is back, a new server claims a free id');
 is((wait_for_pair($c))[0], $pairs[2], 'the restarted server claims its own id again');
 ok(defined((wait_for_pair($a))[0]), 'and the holder generates again');
+ok($a->wait_for_log(qr/the snowflake registry answers this server again/),
+	"and its log says that the registry answers again");
 $new->stop;
 
 # A full datacenter: every worker id of datacenter 7 held by other logins
@@ -393,8 +408,9 @@ ok(wait_for_stream($four_six_ids, '(SELECT count(*) FROM ids) > 100'),
 stop_id_stream($four_six_ids);
 my @before = stream_ids($five_five_ids);
 my @after  = stream_ids($four_six_ids);
-my $highest_before = (sort { $a <=> $b } @before)[-1];
-my $lowest_after   = (sort { $a <=> $b } @after)[0];
+# ($a and $b name nodes here: the sort's are main's)
+my $highest_before = (sort { $main::a <=> $main::b } @before)[-1];
+my $lowest_after   = (sort { $main::a <=> $main::b } @after)[0];
 cmp_ok($lowest_after, '>', $highest_before,
 	'every ID of the new layout is above every ID of the old: '
 	  . scalar(@before) . ' and ' . scalar(@after) . ' IDs, the same node bits');
