@@ -71,9 +71,10 @@ CREATE TABLE snowflake_registry.settings (
 	-- how far the registry's clock may be behind its clock of before an epoch
 	margin interval NOT NULL DEFAULT interval '1 s'
 		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
-	-- epochs counted, for people; what a claim compares is epoch_id, random:
-	-- a new install counts from 1 again, and the claims of a dump of another
-	-- install loaded into it may carry the number of its first epoch
+	-- epochs counted, for people; what a claim compares is epoch_id, random
+	-- (or drawn from it while an epoch starts: see epoch): a new install
+	-- counts from 1 again, and the claims of a dump of another install
+	-- loaded into it may carry the number of its first epoch
 	epoch bigint NOT NULL DEFAULT 0,
 	epoch_id uuid,
 	epoch_key text,
@@ -197,22 +198,39 @@ CREATE TYPE snowflake_registry.answer AS (
 	holder text
 );
 
--- Make this transaction's commit durable whatever the caller set: a
--- promise counts only once it cannot be lost.  And wait no more than five
--- seconds for a row, or the caller's lock_timeout if it is shorter: another
--- call that holds it too long (a login that keeps its transaction open)
--- delays this server's call, never for good.
+-- What every call of the registry does first.  Refuse a transaction whose
+-- snapshot may be older than the call: the registry reads claims and
+-- settings under locks, and a snapshot taken before them would miss what
+-- was committed meanwhile (a claim of the same login, a lowered lease, a
+-- promise), so that a claim could pass the login's allowance and a promise
+-- could reach further than any epoch's floor will (the worker sets READ
+-- COMMITTED on its connection).  Make this transaction's commit durable
+-- whatever the caller set: a promise counts only once it cannot be lost.
+-- And wait no more than five seconds for a row, or the caller's
+-- lock_timeout if it is shorter: another call that holds it too long (a
+-- login that keeps its transaction open) delays this server's call, never
+-- for good.
 CREATE FUNCTION snowflake_registry.durable()
 RETURNS void
-LANGUAGE sql VOLATILE
+LANGUAGE plpgsql VOLATILE
 AS $$
-	SELECT pg_catalog.set_config('synchronous_commit', 'on', true);
-	SELECT pg_catalog.set_config('lock_timeout',
+BEGIN
+	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
+	   'read committed' THEN
+		RAISE EXCEPTION 'cannot call the snowflake registry in a % transaction',
+			pg_catalog.current_setting('transaction_isolation')
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The registry reads claims and settings under locks; a snapshot older than the locks could miss a claim, a promise or a change of the lease committed meanwhile.',
+				  HINT = 'Call it at isolation level READ COMMITTED.';
+	END IF;
+	PERFORM pg_catalog.set_config('synchronous_commit', 'on', true);
+	PERFORM pg_catalog.set_config('lock_timeout',
 		CASE WHEN t.setting::pg_catalog.int4 OPERATOR(pg_catalog.>) 0
 			 THEN LEAST(t.setting::pg_catalog.int4, 5000)
 			 ELSE 5000 END::pg_catalog.text, true)
 	FROM pg_catalog.pg_settings t
 	WHERE t.name OPERATOR(pg_catalog.=) 'lock_timeout';
+END
 $$;
 
 -- What tells this registry's history apart: the timeline, the postmaster's
@@ -261,15 +279,15 @@ BEGIN
 		-- Any floor computed after the key changed covers what was forgotten,
 		-- so a call that finds another one starting the epoch (whose
 		-- transaction may stay open) does not wait for it: it starts the
-		-- epoch for itself, with a floor of its own and a number that no
-		-- committed epoch has (the negative of the one to come) and an
-		-- identity of its own, the same for every such call while the key
-		-- stays (or each extension would be a new grant above a floor of its
-		-- own, and no server would generate while the other call's
-		-- transaction stayed open).  One handed out before it is committed
-		-- could come again after a restore to before its commit, and a claim
-		-- extended under it would then not be granted anew above that
-		-- epoch's floor.
+		-- epoch for itself, with a floor of its own, a number that no
+		-- committed epoch has (the negative of the one to come), and an
+		-- identity that none has either.  That identity is drawn from the
+		-- committed epoch's and the key, so it is the same for every such
+		-- call while both stay (were it new at each call, each extension
+		-- would be a new grant whose promise is its floor, and no server
+		-- would generate while the other transaction stayed open), and
+		-- another once either changes: a restore changes the key, a change
+		-- of layout the committed identity.
 		BEGIN
 			SELECT * INTO s FROM snowflake_registry.settings FOR UPDATE NOWAIT;
 			IF s.epoch_key IS DISTINCT FROM key THEN
@@ -828,17 +846,6 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'The datacenter id and the largest worker id lie between 0 and 1073741823; the layout is one a server accepts; the token and nonce are required; the host has at most 255 characters and the data directory at most 1024.';
 	END IF;
-	-- a claim counts the login's claims and looks for a free worker id under
-	-- locks: a snapshot older than the locks would miss the claims committed
-	-- meanwhile (the worker sets this level on its connection)
-	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
-	   'read committed' THEN
-		RAISE EXCEPTION 'cannot claim a snowflake worker id in a % transaction',
-			pg_catalog.current_setting('transaction_isolation')
-			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'A claim counts its login''s claims and picks a free worker id under locks; a snapshot older than the locks could miss claims committed meanwhile.',
-				  HINT = 'Claim at isolation level READ COMMITTED.';
-	END IF;
 	PERFORM snowflake_registry.durable();
 	-- the layout before the epoch: a change of layout commits a new epoch
 	-- with it, which this call then sees too
@@ -1337,9 +1344,13 @@ BEGIN
 		-- those recorded while the registry's clock was ahead of its clock
 		-- now included (a holder of the old layout cut off from the
 		-- registry generates up to its promise, and a pair of the new one
-		-- may have its node bits)
+		-- may have its node bits); and a new identity, or an epoch started
+		-- in flight after it (see epoch) would have the identity of one
+		-- started in flight before it, under which claims of the old layout
+		-- may have been granted below this floor
 		UPDATE snowflake_registry.settings s
 		SET epoch_key = NULL,
+			epoch_id = pg_catalog.gen_random_uuid(),
 			epoch_floor = GREATEST(s.epoch_floor,
 				(SELECT pg_catalog.max(GREATEST(c.promise, c.floor))
 				 FROM snowflake_registry.claims c));
@@ -1396,6 +1407,13 @@ BEGIN
 	IF new_layout IS NOT NULL THEN
 		PERFORM snowflake_registry.set_layout(new_layout);
 	END IF;
+	-- wait for every claim and extension under way, which hold the fleet's
+	-- row from before they read the lease until they commit, and hold back
+	-- those to come: none then gets a promise under the old lease after the
+	-- change, nor makes the first claim unseen (a registry without claims
+	-- has made no promise under its old lease, which then bounds none)
+	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
+	PERFORM FROM snowflake_registry.fleet f FOR UPDATE;
 	SELECT s.lease INTO old_lease FROM snowflake_registry.settings s FOR UPDATE;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce(new_lease, s.lease),

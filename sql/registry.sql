@@ -750,6 +750,18 @@ BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT status FROM snowflake_registry.claim(7, 31, '1288834974657/41/5/5/12',
 	pg_temp.u(700), pg_temp.u(700));
 ROLLBACK;
+-- and so is every other call: an extension in such a snapshot would
+-- promise under a lease lowered since, further than any epoch's floor
+-- covers; a configure() would compute the floors from stale claims
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT status FROM snowflake_registry.extend(7, 0, pg_temp.u(700), 1,
+	pg_temp.u(700), pg_temp.u(701));
+ROLLBACK;
+RESET SESSION AUTHORIZATION;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT lease FROM snowflake_registry.configure(lease => '3 s');
+ROLLBACK;
+SET SESSION AUTHORIZATION mallory;
 -- bounds
 SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
 FROM (VALUES
