@@ -1407,13 +1407,17 @@ BEGIN
 	IF new_layout IS NOT NULL THEN
 		PERFORM snowflake_registry.set_layout(new_layout);
 	END IF;
-	-- wait for every claim and extension under way, which hold the fleet's
-	-- row from before they read the lease until they commit, and hold back
-	-- those to come: none then gets a promise under the old lease after the
-	-- change, nor makes the first claim unseen (a registry without claims
-	-- has made no promise under its old lease, which then bounds none)
-	INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
-	PERFORM FROM snowflake_registry.fleet f FOR UPDATE;
+	-- A lease given waits for every claim and extension under way, which
+	-- hold the fleet's row from before they read the lease until they
+	-- commit, and holds back those to come until this transaction ends:
+	-- none then gets a promise under the old lease after the change, nor
+	-- makes the first claim unseen (a registry without claims has made no
+	-- promise under its old lease, which then bounds none).  A change of
+	-- reclaim_after alone holds back none.
+	IF new_lease IS NOT NULL THEN
+		INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
+		PERFORM FROM snowflake_registry.fleet f FOR UPDATE;
+	END IF;
 	SELECT s.lease INTO old_lease FROM snowflake_registry.settings s FOR UPDATE;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce(new_lease, s.lease),
