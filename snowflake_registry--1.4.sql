@@ -78,7 +78,10 @@ CREATE TABLE snowflake_registry.settings (
 	epoch bigint NOT NULL DEFAULT 0,
 	epoch_id uuid,
 	epoch_key text,
-	epoch_floor timestamptz
+	epoch_floor timestamptz,
+	-- the epoch key where this row was made: a copy of the registry made
+	-- before its first claim (and the registry after a restart) has another
+	made_key text
 );
 -- Its one row is made by the first call (see snowflake_registry.epoch), not
 -- here: a dump reloaded into a new install then brings its own row, whose
@@ -87,9 +90,9 @@ CREATE TABLE snowflake_registry.settings (
 -- The fleet's layout, set by an operator (configure) or recorded at the
 -- first claim (see fleet_layout).  A row of its own: every claim and
 -- extension holds it in share mode from the moment it reads the layout,
--- and a change of layout waits for them, without touching the settings row
--- that an epoch's start locks.  Its one row is made by the first call, as
--- the settings' is.
+-- and a change of layout or of the lease waits for them, without touching
+-- the settings row that an epoch's start locks.  Its one row is made by the
+-- first call, as the settings' is.
 CREATE TABLE snowflake_registry.fleet (
 	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
 	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$')
@@ -216,12 +219,12 @@ LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
 	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
-	   'read committed' THEN
+	   ALL (ARRAY['read committed', 'read uncommitted']) THEN
 		RAISE EXCEPTION 'cannot call the snowflake registry in a % transaction',
 			pg_catalog.current_setting('transaction_isolation')
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = 'The registry reads claims and settings under locks; a snapshot older than the locks could miss a claim, a promise or a change of the lease committed meanwhile.',
-				  HINT = 'Call it at isolation level READ COMMITTED.';
+				  HINT = 'Call the registry''s functions at isolation level READ COMMITTED.';
 	END IF;
 	PERFORM pg_catalog.set_config('synchronous_commit', 'on', true);
 	PERFORM pg_catalog.set_config('lock_timeout',
@@ -271,7 +274,7 @@ DECLARE
 BEGIN
 	SELECT * INTO s FROM snowflake_registry.settings;
 	IF NOT FOUND THEN
-		INSERT INTO snowflake_registry.settings DEFAULT VALUES
+		INSERT INTO snowflake_registry.settings (made_key) VALUES (key)
 		ON CONFLICT DO NOTHING;
 		SELECT * INTO s FROM snowflake_registry.settings;
 	END IF;
@@ -420,7 +423,7 @@ BEGIN
 					  pg_catalog.pg_get_userbyid(ext_owner));
 	END IF;
 	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>)
-	   'read committed' THEN
+	   ALL (ARRAY['read committed', 'read uncommitted']) THEN
 		RAISE EXCEPTION 'cannot note the snowflake registry''s floor in a % transaction',
 			pg_catalog.current_setting('transaction_isolation')
 			USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -1403,27 +1406,33 @@ DECLARE
 	idle_sessions text;
 	old_lease interval;
 BEGIN
-	INSERT INTO snowflake_registry.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
-	IF new_layout IS NOT NULL THEN
-		PERFORM snowflake_registry.set_layout(new_layout);
-	END IF;
-	-- A lease given waits for every claim and extension under way, which
-	-- hold the fleet's row from before they read the lease until they
-	-- commit, and holds back those to come until this transaction ends:
-	-- none then gets a promise under the old lease after the change, nor
-	-- makes the first claim unseen (a registry without claims has made no
-	-- promise under its old lease, which then bounds none).  A change of
-	-- reclaim_after alone holds back none.
-	IF new_lease IS NOT NULL THEN
+	-- A lease or a layout given waits for every claim and extension under
+	-- way, which hold the fleet's row from before they read the lease until
+	-- they commit, and holds back those to come until this transaction
+	-- ends: none then gets a promise under the old lease after the change,
+	-- nor makes the first claim unseen.  A change of reclaim_after alone
+	-- holds back none.  (The row first, as claims take it: a claim makes
+	-- the settings' row once it holds the fleet's.)
+	IF new_lease IS NOT NULL OR new_layout IS NOT NULL THEN
 		INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
 		PERFORM FROM snowflake_registry.fleet f FOR UPDATE;
+	END IF;
+	INSERT INTO snowflake_registry.settings (made_key)
+	VALUES (snowflake_registry.epoch_key()) ON CONFLICT DO NOTHING;
+	IF new_layout IS NOT NULL THEN
+		PERFORM snowflake_registry.set_layout(new_layout);
 	END IF;
 	SELECT s.lease INTO old_lease FROM snowflake_registry.settings s FOR UPDATE;
 	UPDATE snowflake_registry.settings s
 	SET lease = coalesce(new_lease, s.lease),
 		previous_lease = CASE WHEN new_lease IS NULL OR new_lease OPERATOR(pg_catalog.=) s.lease
 							  THEN s.previous_lease
-							  WHEN NOT EXISTS (SELECT FROM snowflake_registry.claims c
+							  -- a registry that has made no promise under its
+							  -- old lease: one without claims, where its row
+							  -- was made (a copy made before the first claim
+							  -- does not know the promises made since)
+							  WHEN s.made_key OPERATOR(pg_catalog.=) snowflake_registry.epoch_key() AND
+								   NOT EXISTS (SELECT FROM snowflake_registry.claims c
 											   WHERE NOT c.legacy)
 							  THEN interval '0'
 							  WHEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.<)
@@ -1499,7 +1508,7 @@ COMMENT ON FUNCTION snowflake_registry.configure(interval, interval, text) IS
 COMMENT ON TYPE snowflake_registry.answer IS
 	'What the registry answers a server about its claim.';
 COMMENT ON FUNCTION snowflake_registry.durable() IS
-	'Makes this transaction''s commit durable whatever the caller set (internal).';
+	'Refuses a snapshot older than the call, and makes this transaction''s commit durable whatever the caller set (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch_key() IS
 	'The key of the registry''s history: timeline, postmaster start, database and claims table (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch() IS
