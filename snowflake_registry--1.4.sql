@@ -79,20 +79,20 @@ CREATE TABLE snowflake_registry.settings (
 	epoch_id uuid,
 	epoch_key text,
 	epoch_floor timestamptz,
-	-- the epoch key where this row was made: a copy of the registry made
-	-- before its first claim (and the registry after a restart) has another
-	made_key text
+	-- the epoch key where this row was made: a copy of the registry (and
+	-- the registry after a restart) has another
+	made_key text,
+	-- made by CREATE EXTENSION and never changed since: the row of a dump
+	-- loaded into this install takes its place (see settings_loaded)
+	pristine boolean NOT NULL DEFAULT false
 );
--- Its one row is made by the first call (see snowflake_registry.epoch), not
--- here: a dump reloaded into a new install then brings its own row, whose
--- epoch key differs from the new one.
 
 -- The fleet's layout, set by an operator (configure) or recorded at the
 -- first claim (see fleet_layout).  A row of its own: every claim and
 -- extension holds it in share mode from the moment it reads the layout,
 -- and a change of layout or of the lease waits for them, without touching
 -- the settings row that an epoch's start locks.  Its one row is made by the
--- first call, as the settings' is.
+-- first call that needs it.
 CREATE TABLE snowflake_registry.fleet (
 	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
 	layout text CHECK (layout ~ '^[0-9]{1,16}(/[0-9]{1,2}){4}$')
@@ -254,6 +254,37 @@ AS $$
 		 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
 		'snowflake_registry.claims'::pg_catalog.regclass::pg_catalog.oid)
 $$;
+
+-- The settings' row, made with the install: a copy of the registry made
+-- before its first call then carries the key of its original (see
+-- set_settings).  A dump reloaded into a new install brings its own row,
+-- which replaces this one while it is pristine (settings_loaded); a row
+-- that any call changed is not pristine, and a dump's row then conflicts
+-- with it.
+CREATE FUNCTION snowflake_registry.settings_loaded()
+RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+	DELETE FROM snowflake_registry.settings s WHERE s.pristine;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER settings_loaded BEFORE INSERT ON snowflake_registry.settings
+	FOR EACH ROW EXECUTE FUNCTION snowflake_registry.settings_loaded();
+CREATE FUNCTION snowflake_registry.settings_changed()
+RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+	NEW.pristine := false;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER settings_changed BEFORE UPDATE ON snowflake_registry.settings
+	FOR EACH ROW EXECUTE FUNCTION snowflake_registry.settings_changed();
+INSERT INTO snowflake_registry.settings (made_key, pristine)
+VALUES (snowflake_registry.epoch_key(), true);
 
 -- The registry's epoch and its floor.  A registry whose key changed may
 -- have gone back in time: then a new epoch starts, whose floor lies above
@@ -1417,8 +1448,10 @@ BEGIN
 		INSERT INTO snowflake_registry.fleet DEFAULT VALUES ON CONFLICT DO NOTHING;
 		PERFORM FROM snowflake_registry.fleet f FOR UPDATE;
 	END IF;
-	INSERT INTO snowflake_registry.settings (made_key)
-	VALUES (snowflake_registry.epoch_key()) ON CONFLICT DO NOTHING;
+	IF NOT EXISTS (SELECT FROM snowflake_registry.settings) THEN
+		INSERT INTO snowflake_registry.settings (made_key)
+		VALUES (snowflake_registry.epoch_key()) ON CONFLICT DO NOTHING;
+	END IF;
 	IF new_layout IS NOT NULL THEN
 		PERFORM snowflake_registry.set_layout(new_layout);
 	END IF;
@@ -1429,8 +1462,9 @@ BEGIN
 							  THEN s.previous_lease
 							  -- a registry that has made no promise under its
 							  -- old lease: one without claims, where its row
-							  -- was made (a copy made before the first claim
-							  -- does not know the promises made since)
+							  -- was made (a copy made before the first claim,
+							  -- even before the first call, does not know
+							  -- the promises made since)
 							  WHEN s.made_key OPERATOR(pg_catalog.=) snowflake_registry.epoch_key() AND
 								   NOT EXISTS (SELECT FROM snowflake_registry.claims c
 											   WHERE NOT c.legacy)

@@ -187,7 +187,19 @@ $$;
 -- be a reinstall, or a dump reloaded, below promises made before).  Here
 -- the first call is an extension of a claim that does not exist.
 --
-SELECT count(*) AS settings_rows FROM snowflake_registry.settings;
+-- Its settings' row is made with it, pristine, under the key of this
+-- registry: a copy made before the first call carries it
+SELECT count(*) AS settings_rows, bool_and(pristine) AS pristine,
+	bool_and(made_key = snowflake_registry.epoch_key()) AS made_here
+FROM snowflake_registry.settings;
+-- a dump loaded into it brings its own row, which takes the pristine one's
+-- place
+BEGIN;
+INSERT INTO snowflake_registry.settings (lease, made_key)
+VALUES ('45 s', 'the key of the dumped registry');
+SELECT count(*) AS settings_rows, min(lease) AS lease, min(made_key) AS made_key
+FROM snowflake_registry.settings;
+ROLLBACK;
 SELECT clock_timestamp() AS before_first_call \gset
 SET SESSION AUTHORIZATION server_paris_1;
 SELECT status, worker_id FROM pg_temp.extend(1, 0, 1, 1, 1, 1);
@@ -199,6 +211,11 @@ FROM snowflake_registry.settings;
 -- for the rest of this test, that floor lies an hour back, as in a registry
 -- that has run for a while: the floors below are those of the claims
 UPDATE snowflake_registry.settings SET epoch_floor = epoch_floor - interval '1 hour';
+-- a row that a call changed is no longer pristine: a dump's row loaded now
+-- conflicts with it
+SELECT pristine FROM snowflake_registry.settings;
+INSERT INTO snowflake_registry.settings (made_key)
+VALUES ('the key of the dumped registry');
 
 --
 -- Claims
