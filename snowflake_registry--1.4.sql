@@ -82,8 +82,9 @@ CREATE TABLE snowflake_registry.settings (
 	-- the epoch key where this row was made: a copy of the registry (and
 	-- the registry after a restart) has another
 	made_key text,
-	-- made by CREATE EXTENSION and never changed since: the row of a dump
-	-- loaded into this install takes its place (see settings_loaded)
+	-- made by CREATE EXTENSION (this install's, or another's loaded from a
+	-- dump) and never changed since: the row of a dump loaded into this
+	-- install takes its place (see settings_loaded)
 	pristine boolean NOT NULL DEFAULT false
 );
 
@@ -212,7 +213,12 @@ CREATE TYPE snowflake_registry.answer AS (
 -- And wait no more than five seconds for a row, or the caller's
 -- lock_timeout if it is shorter: another call that holds it too long (a
 -- login that keeps its transaction open) delays this server's call, never
--- for good.
+-- for good.  Refuse, too, claims of committed epochs beside this install's
+-- untouched settings: a dump's claims loaded without its settings (with
+-- triggers off, the settings' row of the dump conflicts with this one and
+-- is not loaded), whose lease and epoch floor are unknown here.  (A claim
+-- granted while the first epoch was started in flight has a negative
+-- epoch; those of 1.3 servers have 0.)
 CREATE FUNCTION snowflake_registry.durable()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -225,6 +231,14 @@ BEGIN
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = 'The registry reads claims and settings under locks; a snapshot older than the locks could miss a claim, a promise or a change of the lease committed meanwhile.',
 				  HINT = 'Call the registry''s functions at isolation level READ COMMITTED.';
+	END IF;
+	IF (SELECT s.pristine FROM snowflake_registry.settings s) AND
+	   EXISTS (SELECT FROM snowflake_registry.claims c
+			   WHERE c.epoch OPERATOR(pg_catalog.>) 0) THEN
+		RAISE EXCEPTION 'the snowflake registry''s claims were loaded without its settings'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'Its settings are those this install was created with, while its claims come from another registry, whose lease and epoch floor are unknown here: a floor computed now could lie below promises that registry made.',
+				  HINT = 'Load the settings of the same dump with triggers enabled (pg_restore --data-only without --disable-triggers), or drop the extension, create it again and load the whole dump.';
 	END IF;
 	PERFORM pg_catalog.set_config('synchronous_commit', 'on', true);
 	PERFORM pg_catalog.set_config('lock_timeout',
@@ -1464,7 +1478,9 @@ BEGIN
 							  -- old lease: one without claims, where its row
 							  -- was made (a copy made before the first claim,
 							  -- even before the first call, does not know
-							  -- the promises made since)
+							  -- the promises made since; the original used
+							  -- again after its copy granted some is a second
+							  -- registry, which the rule excludes)
 							  WHEN s.made_key OPERATOR(pg_catalog.=) snowflake_registry.epoch_key() AND
 								   NOT EXISTS (SELECT FROM snowflake_registry.claims c
 											   WHERE NOT c.legacy)
