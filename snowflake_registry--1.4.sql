@@ -1557,6 +1557,10 @@ COMMENT ON FUNCTION snowflake_registry.configure(interval, interval, text) IS
 	'Sets the lease (how far past the registry''s clock a promise reaches), how long a claim whose promise passed stays its login''s, and the fleet''s layout.';
 COMMENT ON TYPE snowflake_registry.answer IS
 	'What the registry answers a server about its claim.';
+COMMENT ON FUNCTION snowflake_registry.settings_loaded() IS
+	'Lets the settings of a dump loaded into a new install take the place of the install''s untouched ones (trigger, internal).';
+COMMENT ON FUNCTION snowflake_registry.settings_changed() IS
+	'Marks the settings as changed since the install (trigger, internal).';
 COMMENT ON FUNCTION snowflake_registry.durable() IS
 	'Refuses a snapshot older than the call, and makes this transaction''s commit durable whatever the caller set (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch_key() IS
