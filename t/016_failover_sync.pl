@@ -71,6 +71,15 @@ cmp_ok($after, '>', $max_returned,
 	'once the standby confirms again, generation goes on');
 $max_returned = $after;
 
+# The confirmation means the standby flushed the mark's WAL; it writes its
+# own mark file when it replays that WAL, which may come a moment later.  So
+# wait for it to replay what it had received when the ID was returned, no
+# further: a later mark must not stand in for the one the ID waited on.
+my $received =
+  $standby->safe_psql('postgres', 'SELECT pg_last_wal_receive_lsn()');
+$standby->poll_query_until('postgres',
+	"SELECT pg_last_wal_replay_lsn() >= '$received'::pg_lsn")
+  or die "the standby did not replay the WAL it had received";
 my $standby_mark = read_mark_file($standby->data_dir . '/snowflake.mark');
 cmp_ok($standby_mark->{mark_ms}, '>', id_ms($max_returned),
 	'the standby\'s own mark lies above every ID the primary returned');
