@@ -82,11 +82,19 @@ CREATE TABLE snowflake_registry.settings (
 	-- the epoch key where this row was made: a copy of the registry (and
 	-- the registry after a restart) has another
 	made_key text,
-	-- made by CREATE EXTENSION (this install's, or another's loaded from a
-	-- dump) and never changed since: the row of a dump loaded into this
-	-- install takes its place (see settings_loaded)
-	pristine boolean NOT NULL DEFAULT false
+	-- this registry's identity, drawn when CREATE EXTENSION made the row: a
+	-- dump's row brings the identity of the registry dumped, and every claim
+	-- carries the identity of the registry that made it (see durable)
+	registry uuid NOT NULL DEFAULT pg_catalog.gen_random_uuid()
 );
+
+-- This registry's identity, NULL if its settings' row is missing.
+CREATE FUNCTION snowflake_registry.this_registry()
+RETURNS uuid
+LANGUAGE sql STABLE
+AS $$
+	SELECT s.registry FROM snowflake_registry.settings s
+$$;
 
 -- The fleet's layout, set by an operator (configure) or recorded at the
 -- first claim (see fleet_layout).  A row of its own: every claim and
@@ -153,6 +161,9 @@ CREATE TABLE snowflake_registry.claims (
 	-- a claim of a 1.3 server, and its reclaim lease
 	legacy boolean NOT NULL DEFAULT false,
 	legacy_reclaim_lease interval,
+	-- the registry that made the row (see settings.registry): a dump's
+	-- rows keep their registry's
+	registry uuid NOT NULL DEFAULT snowflake_registry.this_registry(),
 	PRIMARY KEY (datacenter_id, worker_id)
 );
 CREATE INDEX ON snowflake_registry.claims (owner, datacenter_id);
@@ -213,12 +224,13 @@ CREATE TYPE snowflake_registry.answer AS (
 -- And wait no more than five seconds for a row, or the caller's
 -- lock_timeout if it is shorter: another call that holds it too long (a
 -- login that keeps its transaction open) delays this server's call, never
--- for good.  Refuse, too, claims of committed epochs beside this install's
--- untouched settings: a dump's claims loaded without its settings (with
--- triggers off, the settings' row of the dump conflicts with this one and
--- is not loaded), whose lease and epoch floor are unknown here.  (A claim
--- granted while the first epoch was started in flight has a negative
--- epoch; those of 1.3 servers have 0.)
+-- for good.  Refuse, too, while a claim was made by another registry than
+-- the one these settings are of: a dump's claims loaded without its
+-- settings (with triggers off, the dump's settings' row conflicts with this
+-- one and is not loaded), or a dump loaded into a registry that had made
+-- claims of its own (the dump's settings replaced this registry's: see
+-- settings_loaded).  The lease and epoch floor under which the other
+-- registry's promises were made are not those of these settings.
 CREATE FUNCTION snowflake_registry.durable()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -232,13 +244,13 @@ BEGIN
 				  DETAIL = 'The registry reads claims and settings under locks; a snapshot older than the locks could miss a claim, a promise or a change of the lease committed meanwhile.',
 				  HINT = 'Call the registry''s functions at isolation level READ COMMITTED.';
 	END IF;
-	IF (SELECT s.pristine FROM snowflake_registry.settings s) AND
-	   EXISTS (SELECT FROM snowflake_registry.claims c
-			   WHERE c.epoch OPERATOR(pg_catalog.>) 0) THEN
-		RAISE EXCEPTION 'the snowflake registry''s claims were loaded without its settings'
+	IF EXISTS (SELECT FROM snowflake_registry.claims c
+			   WHERE c.registry IS DISTINCT FROM
+					 (SELECT snowflake_registry.this_registry())) THEN
+		RAISE EXCEPTION 'the snowflake registry holds claims of another registry'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'Its settings are those this install was created with, while its claims come from another registry, whose lease and epoch floor are unknown here: a floor computed now could lie below promises that registry made.',
-				  HINT = 'Load the settings of the same dump with triggers enabled (pg_restore --data-only without --disable-triggers), or drop the extension, create it again and load the whole dump.';
+				  DETAIL = 'Claims were loaded without the settings of the registry that made them, or beside claims this registry made: the lease and epoch floor under which their promises were made are unknown here, and a floor computed now could lie below them.',
+				  HINT = 'Drop the extension, create it again and load the whole dump with triggers enabled (no --disable-triggers), as "From a dump" in docs/fleet.md says.';
 	END IF;
 	PERFORM pg_catalog.set_config('synchronous_commit', 'on', true);
 	PERFORM pg_catalog.set_config('lock_timeout',
@@ -271,34 +283,49 @@ $$;
 
 -- The settings' row, made with the install: a copy of the registry made
 -- before its first call then carries the key of its original (see
--- set_settings).  A dump reloaded into a new install brings its own row,
--- which replaces this one while it is pristine (settings_loaded); a row
--- that any call changed is not pristine, and a dump's row then conflicts
--- with it.
+-- set_settings).  A dump loaded brings its own row, which replaces this
+-- one, whatever was done here before (the operator's setup, or claims: those
+-- are then of another registry than the settings, and durable refuses
+-- every call), so that the dump's registry, its lease and its epoch floor
+-- go on here.  With triggers off, the dump's row conflicts with this one
+-- and is not loaded.
 CREATE FUNCTION snowflake_registry.settings_loaded()
 RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 BEGIN
-	DELETE FROM snowflake_registry.settings s WHERE s.pristine;
+	DELETE FROM snowflake_registry.settings;
 	RETURN NEW;
 END
 $$;
 CREATE TRIGGER settings_loaded BEFORE INSERT ON snowflake_registry.settings
 	FOR EACH ROW EXECUTE FUNCTION snowflake_registry.settings_loaded();
-CREATE FUNCTION snowflake_registry.settings_changed()
+INSERT INTO snowflake_registry.settings (made_key)
+VALUES (snowflake_registry.epoch_key());
+
+-- Likewise the fleet's row of a dump, with its layout, replaces the one
+-- that the operator's setup made before the load, in a registry that has
+-- made no claim (a layout changed under claims would need set_layout's
+-- floor).  The registry's own calls insert the row without a layout, when
+-- it is missing, and never replace it.  (The load starts a new epoch, as
+-- the dump's settings come from another registry's history, whose floor
+-- lies above every promise of the other layout.)
+CREATE FUNCTION snowflake_registry.fleet_loaded()
 RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 BEGIN
-	NEW.pristine := false;
+	IF NEW.layout IS NOT NULL AND
+	   NOT EXISTS (SELECT FROM snowflake_registry.claims c
+				   WHERE c.registry OPERATOR(pg_catalog.=)
+						 (SELECT snowflake_registry.this_registry())) THEN
+		DELETE FROM snowflake_registry.fleet;
+	END IF;
 	RETURN NEW;
 END
 $$;
-CREATE TRIGGER settings_changed BEFORE UPDATE ON snowflake_registry.settings
-	FOR EACH ROW EXECUTE FUNCTION snowflake_registry.settings_changed();
-INSERT INTO snowflake_registry.settings (made_key, pristine)
-VALUES (snowflake_registry.epoch_key(), true);
+CREATE TRIGGER fleet_loaded BEFORE INSERT ON snowflake_registry.fleet
+	FOR EACH ROW EXECUTE FUNCTION snowflake_registry.fleet_loaded();
 
 -- The registry's epoch and its floor.  A registry whose key changed may
 -- have gone back in time: then a new epoch starts, whose floor lies above
@@ -1558,9 +1585,11 @@ COMMENT ON FUNCTION snowflake_registry.configure(interval, interval, text) IS
 COMMENT ON TYPE snowflake_registry.answer IS
 	'What the registry answers a server about its claim.';
 COMMENT ON FUNCTION snowflake_registry.settings_loaded() IS
-	'Lets the settings of a dump loaded into a new install take the place of the install''s untouched ones (trigger, internal).';
-COMMENT ON FUNCTION snowflake_registry.settings_changed() IS
-	'Marks the settings as changed since the install (trigger, internal).';
+	'Lets the settings of a dump loaded take the place of this registry''s (trigger, internal).';
+COMMENT ON FUNCTION snowflake_registry.fleet_loaded() IS
+	'Lets the fleet''s layout of a dump loaded take the place of this registry''s (trigger, internal).';
+COMMENT ON FUNCTION snowflake_registry.this_registry() IS
+	'This registry''s identity, which every claim it makes carries (internal).';
 COMMENT ON FUNCTION snowflake_registry.durable() IS
 	'Refuses a snapshot older than the call, and makes this transaction''s commit durable whatever the caller set (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch_key() IS

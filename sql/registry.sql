@@ -187,26 +187,34 @@ $$;
 -- be a reinstall, or a dump reloaded, below promises made before).  Here
 -- the first call is an extension of a claim that does not exist.
 --
--- Its settings' row is made with it, pristine, under the key of this
--- registry: a copy made before the first call carries it
-SELECT count(*) AS settings_rows, bool_and(pristine) AS pristine,
-	bool_and(made_key = snowflake_registry.epoch_key()) AS made_here
+-- Its settings' row is made with it, under the key of this registry (a
+-- copy made before the first call carries it), with an identity of its own
+SELECT count(*) AS settings_rows,
+	bool_and(made_key = snowflake_registry.epoch_key()) AS made_here,
+	bool_and(registry = snowflake_registry.this_registry()) AS identified
 FROM snowflake_registry.settings;
--- a dump loaded into it brings its own row, which takes the pristine one's
--- place
+-- a dump loaded into it brings its own row, which takes this one's place,
+-- and so does the fleet's row of the dump, with its layout
 BEGIN;
-INSERT INTO snowflake_registry.settings (lease, made_key)
-VALUES ('45 s', 'the key of the dumped registry');
-SELECT count(*) AS settings_rows, min(lease) AS lease, min(made_key) AS made_key
+INSERT INTO snowflake_registry.settings (lease, made_key, registry)
+VALUES ('45 s', 'the key of the dumped registry',
+	'00000000-0000-0000-0000-00000000d0d0');
+SELECT count(*) AS settings_rows, min(lease) AS lease, min(made_key) AS made_key,
+	min(registry::text) AS registry
 FROM snowflake_registry.settings;
+INSERT INTO snowflake_registry.fleet VALUES (true, '1288834974657/41/5/5/12');
+INSERT INTO snowflake_registry.fleet VALUES (true, '0/41/5/5/12');
+SELECT layout FROM snowflake_registry.fleet;
 ROLLBACK;
--- claims of a dump loaded without its settings (triggers off: its settings'
--- row conflicted with this one) stop every call: their lease and epoch
--- floor are unknown here
+-- claims of another registry, loaded without its settings (triggers off:
+-- the dump's settings' row conflicted with this one), stop every call, as
+-- do those of a first epoch started in flight: their lease and epoch floor
+-- are unknown here
 BEGIN;
 INSERT INTO snowflake_registry.claims (datacenter_id, worker_id, state,
-	version, epoch, claimed_at, extended_at)
-VALUES (9, 0, 'idle', 1, 4, clock_timestamp(), clock_timestamp());
+	version, epoch, claimed_at, extended_at, registry)
+VALUES (9, 0, 'idle', 1, -1, clock_timestamp(), clock_timestamp(),
+	'00000000-0000-0000-0000-00000000d0d0');
 SELECT snowflake_registry.configure();
 ROLLBACK;
 SELECT clock_timestamp() AS before_first_call \gset
@@ -220,11 +228,6 @@ FROM snowflake_registry.settings;
 -- for the rest of this test, that floor lies an hour back, as in a registry
 -- that has run for a while: the floors below are those of the claims
 UPDATE snowflake_registry.settings SET epoch_floor = epoch_floor - interval '1 hour';
--- a row that a call changed is no longer pristine: a dump's row loaded now
--- conflicts with it
-SELECT pristine FROM snowflake_registry.settings;
-INSERT INTO snowflake_registry.settings (made_key)
-VALUES ('the key of the dumped registry');
 
 --
 -- Claims
@@ -248,6 +251,18 @@ SELECT * FROM pg_temp.claim(1, 21, 21, preferred => 5);
 -- a third login gets the lowest id never claimed
 SET SESSION AUTHORIZATION server_paris_3;
 SELECT * FROM pg_temp.claim(1, 31, 31);
+
+-- a dump loaded into this registry, which has made claims: its settings
+-- replace this registry's, whose claims then stop every call; the dump's
+-- layout does not replace the fleet's
+RESET SESSION AUTHORIZATION;
+INSERT INTO snowflake_registry.fleet VALUES (true, '0/41/5/5/12');
+BEGIN;
+INSERT INTO snowflake_registry.settings (made_key, registry)
+VALUES ('the key of the dumped registry', '00000000-0000-0000-0000-00000000d0d0');
+SELECT snowflake_registry.configure();
+ROLLBACK;
+SELECT layout FROM snowflake_registry.fleet;
 
 --
 -- Extensions

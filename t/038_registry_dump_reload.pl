@@ -3,12 +3,19 @@
 
 # A registry reloaded from pg_dump into the running server, as docs/fleet.md
 # says it may be ("a dump restored is a new epoch"), found by a review of
-# the 1.4 registry: the reload restores every row (CREATE EXTENSION makes
-# none of its own), and its first call starts a new epoch whose floor lies
-# above every promise the dump forgot.  Server a claims after the dump and
-# is then cut off from the registry; server b, whose clock is 15 s behind,
-# gets a's pair after the reload, above that floor, and issues none of a's
-# IDs.
+# the 1.4 registry: the reload restores every row (the dump's settings take
+# the place of those CREATE EXTENSION makes), and its first call starts a
+# new epoch whose floor lies above every promise the dump forgot.  Server a
+# claims after the dump and is then cut off from the registry; server b,
+# whose clock is 15 s behind, gets a's pair after the reload, above that
+# floor, and issues none of a's IDs.
+#
+# Then a dump of the registry, taken while a holds its claim, loaded by the
+# other routes of docs/fleet.md's "From a dump", each into a database of its
+# own set up with docs/fleet.md's block first (as a review of 1.4 did:
+# that registry kept its own lease and epoch, and two servers issued the
+# same IDs): the dump's settings and layout go on there, or, where the
+# registry cannot know them, every call is refused.
 
 use strict;
 use warnings;
@@ -19,6 +26,7 @@ use SnowflakeTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 
 skip_without_libfaketime();
 
@@ -38,6 +46,17 @@ command_ok(
 start_node($a);
 my ($pair_a) = wait_for_pair($a);
 ok(defined $pair_a, "a claims a pair ($pair_a)");
+
+# the dump of the other routes, taken while a holds its claim
+my $held_dump = $registry->basedir . '/held.dump';
+command_ok(
+	[
+		'pg_dump', '-h', $registry->host, '-p', $registry->port,
+		'-Fc', '-f', $held_dump, 'postgres'
+	],
+	'the registry is dumped while a holds its claim');
+my $dumped = $registry->safe_psql('postgres',
+	'SELECT registry FROM snowflake_registry.settings');
 
 # a generates for 20 s
 my $generate = q{
@@ -89,5 +108,78 @@ $b->safe_psql('postgres',
 my $identical = $b->safe_psql('postgres',
 	'SELECT count(*) FROM ids JOIN ids_a USING (id)');
 is($identical, '0', 'a and b issue no identical IDs');
+
+# A database of the registry's server set up with docs/fleet.md's block
+# (the roles are the server's, made already), then loaded by pg_restore with
+# the options given, or by psql from pg_dump with those given; the exit code.
+my $block = fleet_doc_registry_sql();
+$block =~ s/^CREATE ROLE .*\n//mg;
+sub load_into
+{
+	my ($db, %params) = @_;
+	$registry->safe_psql('postgres', "CREATE DATABASE $db");
+	$registry->safe_psql($db, $block);
+	$registry->safe_psql($db, $params{before}) if defined $params{before};
+	my @connect = ('-h', $registry->host, '-p', $registry->port);
+	my ($stdout, $stderr);
+	my $ok =
+	  defined $params{dump}
+	  ? IPC::Run::run(
+		[ 'pg_dump', @connect, @{ $params{dump} }, 'postgres' ], '|',
+		[ 'psql', @connect, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $db ],
+		'>', \$stdout, '2>', \$stderr)
+	  : IPC::Run::run(
+		[ 'pg_restore', @connect, @{ $params{restore} }, '-d', $db, $held_dump ],
+		'>', \$stdout, '2>', \$stderr);
+	note "loading $db: $stderr" if $stderr ne '';
+	return $ok;
+}
+my $settings =
+  q{SELECT s.registry = '%s', s.lease, f.layout, s.epoch_key IS DISTINCT FROM snowflake_registry.epoch_key()
+	FROM snowflake_registry.settings s, snowflake_registry.fleet f};
+my $layout = '1288834974657/41/5/5/12';
+
+ok(load_into('block_data', restore => ['--data-only']),
+	'a data-only restore into a registry set up by the block loads without an error');
+is($registry->safe_psql('block_data', sprintf($settings, $dumped)),
+	"t|00:00:05|$layout|t",
+	'... the dump\'s settings take the place of the block\'s: its identity, its lease, and its epoch key, which starts an epoch');
+is( $registry->safe_psql('block_data',
+		"SELECT floor >= clock_timestamp() + interval '4 s' "
+		  . 'FROM snowflake_registry.epoch()'),
+	't',
+	'... whose floor lies the dump\'s lease ahead');
+
+load_into('block_whole', restore => []);
+is($registry->safe_psql('block_whole', sprintf($settings, $dumped)),
+	"t|00:00:05|$layout|t",
+	'a whole restore into a registry set up by the block: the dump\'s settings take the place of the block\'s');
+
+ok( load_into(
+		'block_inserts',
+		dump => [ '--data-only', '--inserts', '--on-conflict-do-nothing' ]),
+	'a data-only dump as inserts that skip conflicts loads into a registry set up by the block');
+is($registry->safe_psql('block_inserts', sprintf($settings, $dumped)),
+	"t|00:00:05|$layout|t",
+	'... and its settings take the place of the block\'s');
+
+# claims that the registry cannot put under their own settings
+my $refused =
+  qr/ERROR:  the snowflake registry holds claims of another registry/;
+load_into('triggers_off', restore => [ '--data-only', '--disable-triggers' ]);
+my ($rc, $stdout, $stderr) =
+  $registry->psql('triggers_off', 'SELECT snowflake_registry.configure()');
+like($stderr, $refused,
+	'claims loaded with triggers off, without their settings: every call refused');
+load_into(
+	'used',
+	before => q{INSERT INTO snowflake_registry.claims (datacenter_id, worker_id,
+	state, version, epoch, claimed_at, extended_at)
+VALUES (9, 0, 'idle', 1, 1, clock_timestamp(), clock_timestamp())},
+	restore => ['--data-only']);
+($rc, $stdout, $stderr) =
+  $registry->psql('used', 'SELECT snowflake_registry.configure()');
+like($stderr, $refused,
+	'a dump loaded into a registry that made a claim: every call refused');
 
 done_testing();
