@@ -79,9 +79,6 @@ CREATE TABLE snowflake_registry.settings (
 	epoch_id uuid,
 	epoch_key text,
 	epoch_floor timestamptz,
-	-- the epoch key where this row was made: a copy of the registry (and
-	-- the registry after a restart) has another
-	made_key text,
 	-- this registry's identity, drawn when CREATE EXTENSION made the row: a
 	-- dump's row brings the identity of the registry dumped, and every claim
 	-- carries the identity of the registry that made it (see durable)
@@ -281,9 +278,10 @@ AS $$
 		'snowflake_registry.claims'::pg_catalog.regclass::pg_catalog.oid)
 $$;
 
--- The settings' row, made with the install: a copy of the registry made
--- before its first call then carries the key of its original (see
--- set_settings).  A dump loaded brings its own row, which replaces this
+-- The settings' row, made with the install.  A lowered lease takes its
+-- full effect only once the lease before it has run out (previous_lease),
+-- even on an install that never granted a claim: a copy of it may have.
+-- A dump loaded brings its own row, which replaces this
 -- one, whatever was done here before (the operator's setup, or claims: those
 -- are then of another registry than the settings, and durable refuses
 -- every call), so that the dump's registry, its lease and its epoch floor
@@ -300,8 +298,7 @@ END
 $$;
 CREATE TRIGGER settings_loaded BEFORE INSERT ON snowflake_registry.settings
 	FOR EACH ROW EXECUTE FUNCTION snowflake_registry.settings_loaded();
-INSERT INTO snowflake_registry.settings (made_key)
-VALUES (snowflake_registry.epoch_key());
+INSERT INTO snowflake_registry.settings DEFAULT VALUES;
 
 -- Likewise the fleet's row of a dump, with its layout, replaces the one
 -- that the operator's setup made before the load, in a registry that has
@@ -346,7 +343,7 @@ DECLARE
 BEGIN
 	SELECT * INTO s FROM snowflake_registry.settings;
 	IF NOT FOUND THEN
-		INSERT INTO snowflake_registry.settings (made_key) VALUES (key)
+		INSERT INTO snowflake_registry.settings DEFAULT VALUES
 		ON CONFLICT DO NOTHING;
 		SELECT * INTO s FROM snowflake_registry.settings;
 	END IF;
@@ -1490,8 +1487,8 @@ BEGIN
 		PERFORM FROM snowflake_registry.fleet f FOR UPDATE;
 	END IF;
 	IF NOT EXISTS (SELECT FROM snowflake_registry.settings) THEN
-		INSERT INTO snowflake_registry.settings (made_key)
-		VALUES (snowflake_registry.epoch_key()) ON CONFLICT DO NOTHING;
+		INSERT INTO snowflake_registry.settings DEFAULT VALUES
+		ON CONFLICT DO NOTHING;
 	END IF;
 	IF new_layout IS NOT NULL THEN
 		PERFORM snowflake_registry.set_layout(new_layout);
@@ -1501,17 +1498,6 @@ BEGIN
 	SET lease = coalesce(new_lease, s.lease),
 		previous_lease = CASE WHEN new_lease IS NULL OR new_lease OPERATOR(pg_catalog.=) s.lease
 							  THEN s.previous_lease
-							  -- a registry that has made no promise under its
-							  -- old lease: one without claims, where its row
-							  -- was made (a copy made before the first claim,
-							  -- even before the first call, does not know
-							  -- the promises made since; the original used
-							  -- again after its copy granted some is a second
-							  -- registry, which the rule excludes)
-							  WHEN s.made_key OPERATOR(pg_catalog.=) snowflake_registry.epoch_key() AND
-								   NOT EXISTS (SELECT FROM snowflake_registry.claims c
-											   WHERE NOT c.legacy)
-							  THEN interval '0'
 							  WHEN pg_catalog.clock_timestamp() OPERATOR(pg_catalog.<)
 								   (s.lease_changed_at OPERATOR(pg_catalog.+) s.previous_lease)
 							  THEN GREATEST(s.lease, s.previous_lease)

@@ -187,19 +187,17 @@ $$;
 -- be a reinstall, or a dump reloaded, below promises made before).  Here
 -- the first call is an extension of a claim that does not exist.
 --
--- Its settings' row is made with it, under the key of this registry (a
--- copy made before the first call carries it), with an identity of its own
+-- Its settings' row is made with it, with an identity of its own
 SELECT count(*) AS settings_rows,
-	bool_and(made_key = snowflake_registry.epoch_key()) AS made_here,
 	bool_and(registry = snowflake_registry.this_registry()) AS identified
 FROM snowflake_registry.settings;
 -- a dump loaded into it brings its own row, which takes this one's place,
 -- and so does the fleet's row of the dump, with its layout
 BEGIN;
-INSERT INTO snowflake_registry.settings (lease, made_key, registry)
+INSERT INTO snowflake_registry.settings (lease, epoch_key, registry)
 VALUES ('45 s', 'the key of the dumped registry',
 	'00000000-0000-0000-0000-00000000d0d0');
-SELECT count(*) AS settings_rows, min(lease) AS lease, min(made_key) AS made_key,
+SELECT count(*) AS settings_rows, min(lease) AS lease, min(epoch_key) AS epoch_key,
 	min(registry::text) AS registry
 FROM snowflake_registry.settings;
 INSERT INTO snowflake_registry.fleet VALUES (true, '1288834974657/41/5/5/12');
@@ -258,7 +256,7 @@ SELECT * FROM pg_temp.claim(1, 31, 31);
 RESET SESSION AUTHORIZATION;
 INSERT INTO snowflake_registry.fleet VALUES (true, '0/41/5/5/12');
 BEGIN;
-INSERT INTO snowflake_registry.settings (made_key, registry)
+INSERT INTO snowflake_registry.settings (epoch_key, registry)
 VALUES ('the key of the dumped registry', '00000000-0000-0000-0000-00000000d0d0');
 SELECT snowflake_registry.configure();
 ROLLBACK;

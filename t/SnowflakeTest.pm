@@ -312,8 +312,9 @@ sub snowflake_standby
 
 A started server that serves as the worker id registry: no preload,
 CREATE EXTENSION snowflake_registry in database postgres, with a lease of
-C<lease> (default 2 s) and the fleet's layout C<layout> (default Twitter's,
-as docs/fleet.md sets it) set by snowflake_registry.configure.  C<init> is a
+C<lease> (default 2 s), written into the new install's settings as if it
+had always been its lease, and the fleet's layout C<layout> (default
+Twitter's, as docs/fleet.md sets it) set by snowflake_registry.configure.  C<init> is a
 hash of parameters for PostgreSQL::Test::Cluster's init (such as
 C<allows_streaming> and C<has_archiving>, for a registry with standbys or
 an archive), and C<extra_conf> is added to its postgresql.conf.  With C<clock>
@@ -384,11 +385,16 @@ sub snowflake_registry
 		$node->start;
 	}
 	$node->safe_psql('postgres', fleet_doc_registry_sql());
+	# the lease as the install's own, before any call: configure() would keep
+	# the default 30 s as the lease before it (a copy of an install may have
+	# made promises under it), and every test's first claim would start 31 s
+	# ahead
 	$node->safe_psql('postgres',
-		"SELECT snowflake_registry.configure(lease => '"
-		  . ($params{lease} // '2 s') . "'"
-		  . (defined $params{layout} ? ", layout => '$params{layout}'" : '')
-		  . ')');
+		"UPDATE snowflake_registry.settings SET lease = '"
+		  . ($params{lease} // '2 s') . "'");
+	$node->safe_psql('postgres',
+		"SELECT snowflake_registry.configure(layout => '$params{layout}')")
+	  if defined $params{layout};
 	return $node;
 }
 
