@@ -281,17 +281,42 @@ $$;
 -- The settings' row, made with the install.  A lowered lease takes its
 -- full effect only once the lease before it has run out (previous_lease),
 -- even on an install that never granted a claim: a copy of it may have.
--- A dump loaded brings its own row, which replaces this
--- one, whatever was done here before (the operator's setup, or claims: those
--- are then of another registry than the settings, and durable refuses
--- every call), so that the dump's registry, its lease and its epoch floor
--- go on here.  With triggers off, the dump's row conflicts with this one
--- and is not loaded.
+-- A dump loaded brings its own row, which replaces this one, whatever was
+-- done here before (the operator's setup, or claims: those are then of
+-- another registry than the settings, and durable refuses every call), so
+-- that the dump's registry, its lease and its epoch floor go on here, in a
+-- new epoch with an identity of its own.  The same registry's settings of
+-- another time (an older dump of this registry loaded into it, or a dump
+-- of its original into a copy) keep the larger of each bound the two rows
+-- recorded, as either may bound promises that the claims here carry, and
+-- the operator hears of it.  With triggers off, the dump's row conflicts
+-- with this one and is not loaded.
 CREATE FUNCTION snowflake_registry.settings_loaded()
 RETURNS trigger
 LANGUAGE plpgsql
 AS $$
+DECLARE
+	old snowflake_registry.settings;
 BEGIN
+	SELECT * INTO old FROM snowflake_registry.settings;
+	IF NOT FOUND THEN
+		RETURN NEW;
+	END IF;
+	IF old.registry OPERATOR(pg_catalog.=) NEW.registry THEN
+		NEW.lease := GREATEST(NEW.lease, old.lease);
+		NEW.margin := GREATEST(NEW.margin, old.margin);
+		NEW.epoch_floor := GREATEST(NEW.epoch_floor, old.epoch_floor);
+		IF (old.lease_changed_at OPERATOR(pg_catalog.+) old.previous_lease) OPERATOR(pg_catalog.>)
+		   (NEW.lease_changed_at OPERATOR(pg_catalog.+) NEW.previous_lease) THEN
+			NEW.previous_lease := old.previous_lease;
+			NEW.lease_changed_at := old.lease_changed_at;
+		END IF;
+		RAISE WARNING 'the snowflake registry''s settings were replaced by its settings of another time'
+			USING DETAIL = pg_catalog.format('A dump of this registry (or of the registry it is a copy of) was loaded. The lease is now %s, the larger of the two.', NEW.lease),
+				  HINT = 'Set the lease again with configure() if it should be shorter; a new epoch starts at the next call.';
+	END IF;
+	NEW.epoch_key := NULL;
+	NEW.epoch_id := pg_catalog.gen_random_uuid();
 	DELETE FROM snowflake_registry.settings;
 	RETURN NEW;
 END

@@ -226,6 +226,25 @@ FROM snowflake_registry.settings;
 -- for the rest of this test, that floor lies an hour back, as in a registry
 -- that has run for a while: the floors below are those of the claims
 UPDATE snowflake_registry.settings SET epoch_floor = epoch_floor - interval '1 hour';
+-- an older dump of this registry loaded into it (its settings of another
+-- time: a shorter lease, no margin, an earlier floor) keeps the larger of
+-- each bound, warns, and starts a new epoch with an identity of its own
+BEGIN;
+SELECT lease AS lease_now, margin AS margin_now, epoch_floor AS floor_now,
+	epoch_id AS id_now
+FROM snowflake_registry.settings \gset
+INSERT INTO snowflake_registry.settings (lease, margin, epoch, epoch_id,
+	epoch_key, epoch_floor, registry)
+SELECT '1 s', '0 s', 1, gen_random_uuid(), epoch_key,
+	epoch_floor - interval '1 day', registry
+FROM snowflake_registry.settings;
+SELECT (SELECT count(*) FROM snowflake_registry.settings) AS settings_rows,
+	lease = :'lease_now' AS lease_kept,
+	margin = :'margin_now' AS margin_kept,
+	epoch_floor = :'floor_now' AS floor_kept, epoch_key IS NULL AS new_epoch,
+	epoch_id <> :'id_now' AS new_identity
+FROM snowflake_registry.settings;
+ROLLBACK;
 
 --
 -- Claims

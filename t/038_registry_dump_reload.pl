@@ -182,4 +182,23 @@ VALUES (9, 0, 'idle', 1, 1, clock_timestamp(), clock_timestamp())},
 like($stderr, $refused,
 	'a dump loaded into a registry that made a claim: every call refused');
 
+# the older dump of this very registry loaded into it, after its lease grew:
+# its claims conflict, its settings of another time keep the larger lease
+$registry->safe_psql('postgres',
+	"SELECT snowflake_registry.configure(lease => '8 s')");
+IPC::Run::run(
+	[
+		'pg_restore', '-h', $registry->host, '-p', $registry->port,
+		'--verbose', '--data-only', '-d', 'postgres', $held_dump
+	],
+	'>', \$stdout, '2>', \$stderr);
+like(
+	$stderr,
+	qr/WARNING:  the snowflake registry's settings were replaced by its settings of another time/,
+	'an older dump of the registry loaded into it warns');
+is( $registry->safe_psql('postgres',
+		'SELECT lease, epoch_key IS NULL FROM snowflake_registry.settings'),
+	'00:00:08|t',
+	'... keeps the larger lease, and starts a new epoch at the next call');
+
 done_testing();
