@@ -296,20 +296,20 @@ RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 DECLARE
-	old snowflake_registry.settings;
+	present snowflake_registry.settings;
 BEGIN
-	SELECT * INTO old FROM snowflake_registry.settings;
+	SELECT * INTO present FROM snowflake_registry.settings FOR UPDATE;
 	IF NOT FOUND THEN
 		RETURN NEW;
 	END IF;
-	IF old.registry OPERATOR(pg_catalog.=) NEW.registry THEN
-		NEW.lease := GREATEST(NEW.lease, old.lease);
-		NEW.margin := GREATEST(NEW.margin, old.margin);
-		NEW.epoch_floor := GREATEST(NEW.epoch_floor, old.epoch_floor);
-		IF (old.lease_changed_at OPERATOR(pg_catalog.+) old.previous_lease) OPERATOR(pg_catalog.>)
+	IF present.registry OPERATOR(pg_catalog.=) NEW.registry THEN
+		NEW.lease := GREATEST(NEW.lease, present.lease);
+		NEW.margin := GREATEST(NEW.margin, present.margin);
+		NEW.epoch_floor := GREATEST(NEW.epoch_floor, present.epoch_floor);
+		IF (present.lease_changed_at OPERATOR(pg_catalog.+) present.previous_lease) OPERATOR(pg_catalog.>)
 		   (NEW.lease_changed_at OPERATOR(pg_catalog.+) NEW.previous_lease) THEN
-			NEW.previous_lease := old.previous_lease;
-			NEW.lease_changed_at := old.lease_changed_at;
+			NEW.previous_lease := present.previous_lease;
+			NEW.lease_changed_at := present.lease_changed_at;
 		END IF;
 		RAISE WARNING 'the snowflake registry''s settings were replaced by its settings of another time'
 			USING DETAIL = pg_catalog.format('A dump of this registry (or of the registry it is a copy of) was loaded. The lease is now %s, the larger of the two.', NEW.lease),

@@ -139,7 +139,7 @@ my $settings =
 	FROM snowflake_registry.settings s, snowflake_registry.fleet f};
 my $layout = '1288834974657/41/5/5/12';
 
-ok(load_into('block_data', restore => ['--data-only']),
+ok(load_into('block_data', restore => [ '--data-only', '--single-transaction' ]),
 	'a data-only restore into a registry set up by the block loads without an error');
 is($registry->safe_psql('block_data', sprintf($settings, $dumped)),
 	"t|00:00:05|$layout|t",
