@@ -26,8 +26,9 @@
 # gives it the claim above that promise.  Both clusters bootstrap at once,
 # then go through their role changes one after the other.
 #
-# Skipped where patroni or etcd is not installed (Debian's packages
-# "patroni" and "etcd-server").
+# The Patroni helpers (etcd, the members' configuration, waiting for a
+# whole cluster, patronictl) are t/PatroniTest.pm's.  Skipped where patroni
+# or etcd is not installed (Debian's packages "patroni" and "etcd-server").
 
 use strict;
 use warnings;
@@ -35,148 +36,31 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
-use HTTP::Tiny;
 use IPC::Run;
-use JSON::PP;
+use PatroniTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-# the programs, where Debian installs them or on the PATH
-my %program;
-foreach my $name (qw(patroni patronictl etcd))
-{
-	($program{$name}) =
-	  grep { -x $_ } map { "$_/$name" } split(/:/, $ENV{PATH}), '/usr/bin';
-}
-my @missing = grep { !defined $program{$_} } sort keys %program;
-plan skip_all => "@missing not installed (Debian's packages \"patroni\" and "
-  . '"etcd-server"): this test runs a Patroni cluster'
-  if @missing;
+my $missing = patroni_missing('runs a Patroni cluster');
+plan skip_all => $missing if $missing;
 
 my $clients         = 4;
 my $rows_per_insert = 20;
-my $user            = getpwuid($<);
 my $bindir          = `pg_config --bindir`;
 chomp $bindir;
-die "no initdb in \"$bindir\", the bindir of pg_config"
-  unless -x "$bindir/initdb";
-my $http    = HTTP::Tiny->new(timeout => 5);
 my $timeout = $PostgreSQL::Test::Utils::timeout_default;
 
-# Everything this test starts, for END to stop: clients (by cluster),
-# Patroni members, etcd.
+# the clients, by cluster, for END to stop (PatroniTest's END stops the
+# members and etcd after it)
 my @client_clusters;
-my @members;
-my $etcd;
 
-# a YAML single-quoted string
-sub yaml_quote
-{
-	my ($value) = @_;
-	return "'" . ($value =~ s/'/''/gr) . "'";
-}
-
-#### etcd
-
-my $etcd_port      = PostgreSQL::Test::Cluster::get_free_port();
-my $etcd_peer_port = PostgreSQL::Test::Cluster::get_free_port();
-my $work           = PostgreSQL::Test::Utils::tempdir('patroni');
-{
-	open my $log, '>>', "$PostgreSQL::Test::Utils::log_path/etcd.log"
-	  or die "could not open etcd's log: $!";
-	$etcd = IPC::Run::start(
-		[
-			$program{etcd},
-			'--name'                  => 'etcd',
-			'--data-dir'              => "$work/etcd",
-			'--listen-client-urls'    => "http://127.0.0.1:$etcd_port",
-			'--advertise-client-urls' => "http://127.0.0.1:$etcd_port",
-			'--listen-peer-urls'      => "http://127.0.0.1:$etcd_peer_port",
-			'--initial-advertise-peer-urls' =>
-			  "http://127.0.0.1:$etcd_peer_port",
-			'--initial-cluster' => "etcd=http://127.0.0.1:$etcd_peer_port",
-			'--initial-cluster-token' => 'snowflake-test'
-		],
-		'<', '/dev/null', '>', $log, '2>', $log);
-}
-my $deadline = time() + $timeout;
-until (($http->get("http://127.0.0.1:$etcd_port/health")->{content} // '') =~
-	  /"health":\s*"true"/)
-{
-	die "etcd did not become healthy; see etcd.log" if time() > $deadline;
-	usleep(100_000);
-}
-note "etcd runs on 127.0.0.1:$etcd_port";
+my $work = PostgreSQL::Test::Utils::tempdir('patroni');
+start_etcd();
 
 #### Patroni members
-
-# The Patroni configuration of one member: what docs/ha.md gives, on
-# loopback, with short timings for a test (Patroni's defaults are a ttl of
-# 30 s and a loop of 10 s), fsync off as in the other tests.
-sub patroni_config
-{
-	my ($cluster, $member) = @_;
-	my $node   = $member->{node};
-	my $static = join '',
-	  map { "    $_: " . yaml_quote($cluster->{static}{$_}) . "\n" }
-	  sort keys %{ $cluster->{static} };
-	my $dynamic = join '',
-	  map { "        $_: " . yaml_quote($cluster->{dynamic}{$_}) . "\n" }
-	  sort keys %{ $cluster->{dynamic} };
-	my ($port, $rest_port) = ($node->port, $member->{rest_port});
-	my ($data_dir, $basedir, $host) =
-	  ($node->data_dir, $node->basedir, $node->host);
-
-	return <<"EOF";
-scope: $cluster->{scope}
-name: $member->{name}
-restapi:
-  listen: 127.0.0.1:$rest_port
-  connect_address: 127.0.0.1:$rest_port
-etcd3:
-  hosts: 127.0.0.1:$etcd_port
-bootstrap:
-  dcs:
-    ttl: 10
-    loop_wait: 1
-    retry_timeout: 4
-    synchronous_mode: true
-    synchronous_mode_strict: true
-    primary_start_timeout: 0
-    postgresql:
-      use_pg_rewind: true
-      parameters:
-$dynamic
-  initdb:
-    - encoding: UTF8
-postgresql:
-  listen: 127.0.0.1:$port
-  connect_address: 127.0.0.1:$port
-  data_dir: $data_dir
-  bin_dir: $member->{bin_dir}
-  pgpass: $basedir/pgpass
-  authentication:
-    superuser:
-      username: $user
-    replication:
-      username: $user
-    rewind:
-      username: $user
-  pg_hba:
-    - local all all trust
-    - host all all 127.0.0.1/32 trust
-    - host replication all 127.0.0.1/32 trust
-  parameters:
-    unix_socket_directories: '$host'
-    fsync: 'off'
-    shared_buffers: 16MB
-    log_min_messages: log
-$static
-EOF
-}
 
 # The directory Patroni runs the node's server programs from: PostgreSQL's,
 # but for a postgres that runs the real one under libfaketime, with a clock
@@ -209,162 +93,6 @@ sub faketime_bin_dir
 		  or die "could not chmod $dir/postgres: $!";
 	}
 	return $dir;
-}
-
-# A new cluster of three members (not started): scope, the static
-# parameters (postgresql.parameters of every member) and the dynamic ones
-# (bootstrap.dcs).  Each member is a PostgreSQL::Test::Cluster node that
-# Patroni initialises (its port, socket directory, data directory and log
-# file), plus a REST API port.
-sub patroni_cluster
-{
-	my ($scope, %params) = @_;
-	my $cluster = {
-		scope   => $scope,
-		static  => $params{static},
-		dynamic => $params{dynamic} // {},
-		members => [],
-		done    => 0
-	};
-	foreach my $i (1 .. 3)
-	{
-		my $node   = PostgreSQL::Test::Cluster->new("${scope}$i");
-		my $member = {
-			name      => "${scope}$i",
-			node      => $node,
-			rest_port => PostgreSQL::Test::Cluster::get_free_port(),
-			config    => $node->basedir . '/patroni.yml',
-			bin_dir   => faketime_bin_dir($node)
-		};
-		append_to_file($member->{config}, patroni_config($cluster, $member));
-		push @{ $cluster->{members} }, $member;
-	}
-	$cluster->{connstr} =
-	    'host='
-	  . join(',', ('127.0.0.1') x 3)
-	  . ' port='
-	  . join(',', map { $_->{node}->port } @{ $cluster->{members} })
-	  . " dbname=postgres user=$user target_session_attrs=read-write"
-	  . ' connect_timeout=2';
-	return $cluster;
-}
-
-# Start a member's Patroni, its output and its server's in the node's log
-# file.
-sub start_member
-{
-	my ($member) = @_;
-	open my $log, '>>', $member->{node}->logfile
-	  or die "could not open " . $member->{node}->logfile . ": $!";
-	# stdin from /dev/null, as a service has it: a backend whose wait for a
-	# synchronous standby ends with the postmaster's death reads its next
-	# command from stdin, and would hold on to the server's shared memory
-	# while stdin stays open
-	$member->{harness} =
-	  IPC::Run::start([ $program{patroni}, $member->{config} ],
-		'<', '/dev/null', '>', $log, '2>', $log);
-	push @members, $member;
-	return;
-}
-
-# the cluster as Patroni's REST API shows it (GET /cluster), or undef
-sub cluster_state
-{
-	my ($cluster) = @_;
-	foreach my $member (@{ $cluster->{members} })
-	{
-		my $response =
-		  $http->get("http://127.0.0.1:$member->{rest_port}/cluster");
-		next unless $response->{success};
-		my $state = eval { decode_json($response->{content}) };
-		return $state if $state;
-	}
-	return undef;
-}
-
-sub member_named
-{
-	my ($cluster, $name) = @_;
-	my ($member) = grep { $_->{name} eq $name } @{ $cluster->{members} };
-	die "no member $name" unless $member;
-	return $member;
-}
-
-# Wait until the cluster is whole: a leader that accepts writes, unlike
-# the one named by not_leader, a synchronous standby, and every member
-# running on the leader's timeline.  Returns the leader and the synchronous
-# standby.
-sub wait_until_whole
-{
-	my ($cluster, %params) = @_;
-	my $deadline = time() + $timeout;
-	my $seen     = '';
-	while (time() < $deadline)
-	{
-		my $state = cluster_state($cluster);
-		if ($state)
-		{
-			my @m = @{ $state->{members} };
-			$seen = join ', ', map {
-				"$_->{name} $_->{role} $_->{state} tl "
-				  . ($_->{timeline} // '?')
-			} @m;
-			my ($leader) = grep { $_->{role} eq 'leader' } @m;
-			my ($sync)   = grep { $_->{role} eq 'sync_standby' } @m;
-			if (   @m == 3
-				&& $leader
-				&& $sync
-				&& (!defined $params{not_leader}
-					|| $leader->{name} ne $params{not_leader})
-				&& !grep {
-					$_->{state} !~ /^(running|streaming)$/
-					  || ($_->{timeline} // -1) !=
-					  ($leader->{timeline} // -2)
-				} @m)
-			{
-				my $leader_member = member_named($cluster, $leader->{name});
-				my $writable      = $leader_member->{node}->safe_psql(
-					'postgres',
-					'SELECT NOT pg_is_in_recovery()',
-					on_error_die => 0);
-				if (($writable // '') eq 't')
-				{
-					note "cluster $cluster->{scope}: $seen";
-					return ($leader_member,
-						member_named($cluster, $sync->{name}));
-				}
-			}
-		}
-		usleep(200_000);
-	}
-	die "cluster $cluster->{scope} did not become whole; last seen: $seen";
-}
-
-# patronictl, with the configuration of the cluster's first member
-sub patronictl
-{
-	my ($cluster, @args) = @_;
-	my ($out, $err) = ('', '');
-	my $ok = IPC::Run::run(
-		[
-			$program{patronictl}, '-c',
-			$cluster->{members}[0]{config}, @args
-		],
-		'<', \undef, '>', \$out, '2>', \$err);
-	note "patronictl @args: $out$err";
-	return $ok;
-}
-
-# the process id in the member's postmaster.pid
-sub postmaster_pid
-{
-	my ($member) = @_;
-	my $pidfile = $member->{node}->data_dir . '/postmaster.pid';
-	open my $fh, '<', $pidfile or die "could not open $pidfile: $!";
-	my $pid = <$fh>;
-	close $fh;
-	chomp $pid;
-	return $pid;
 }
 
 # Wait until the setting has the value on every member (a reload by
@@ -436,7 +164,7 @@ sub start_clients
 		push @{ $cluster->{clients} },
 		  IPC::Run::start(
 			[
-				$^X, '-e', $client_code, $client, $cluster->{connstr},
+				$^X, '-e', $client_code, $client, $cluster->{conninfo},
 				$rows_per_insert, $cluster->{stop_file},
 				"$dir/client$client.log"
 			],
@@ -581,9 +309,8 @@ sub check_ids
 	return;
 }
 
-# Stop the clients of a test that died before it stopped them, Patroni
-# (which stops its server), then etcd; a server whose Patroni did not stop
-# it is stopped with pg_ctl.
+# Stop the clients of a test that died before it stopped them
+# (PatroniTest's END then stops the members and etcd).
 END
 {
 	local $?;
@@ -592,15 +319,6 @@ END
 		append_to_file($cluster->{stop_file}, '');
 		$_->kill_kill(grace => 5) foreach @{ $cluster->{clients} };
 	}
-	$_->{harness}->signal('TERM') foreach @members;
-	foreach my $member (@members)
-	{
-		$member->{harness}->kill_kill(grace => 60);
-		my $data_dir = $member->{node}->data_dir;
-		system("$bindir/pg_ctl", '-D', $data_dir, '-m', 'immediate', 'stop')
-		  if -e "$data_dir/postmaster.pid";
-	}
-	$etcd->kill_kill(grace => 10) if $etcd;
 }
 
 # Create the table the clients insert into, on the leader.
@@ -650,7 +368,9 @@ sub kill_leader
 # members of one HA group share one pair.
 my $manual = patroni_cluster(
 	'manual',
-	static => {
+	strict  => 1,
+	bin_dir => \&faketime_bin_dir,
+	static  => {
 		shared_preload_libraries  => 'snowflake',
 		'snowflake.datacenter_id' => '5',
 		'snowflake.worker_id'     => '11'
@@ -665,7 +385,9 @@ my $login    = 'registry_group';
 my $registry = snowflake_registry('registry', lease => '15 s');
 my $reg      = patroni_cluster(
 	'registry',
-	static => {
+	strict  => 1,
+	bin_dir => \&faketime_bin_dir,
+	static  => {
 		shared_preload_libraries  => 'snowflake',
 		'snowflake.datacenter_id' => '5',
 		'snowflake.registry'      => registry_conninfo($registry, $login)

@@ -18,9 +18,8 @@
 # each server must end with a claim of its own login.  How long each server
 # paused at each role change is printed as notes, not tested.
 #
-# The Patroni helpers are a copy of t/043_patroni.pl's (etcd, patroni_config,
-# patroni_cluster, start_member, cluster_state, member_named,
-# wait_until_whole, patronictl, postmaster_pid), without the faked clock.
+# The Patroni helpers are t/PatroniTest.pm's, as t/043_patroni.pl's, without
+# the faked clock.
 #
 # SNOWFLAKE_REGISTRY_STRICT=1 adds synchronous_mode_strict, to compare what
 # a role change costs with it.  Skipped where patroni or etcd is not
@@ -32,9 +31,8 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
-use HTTP::Tiny;
 use IPC::Run;
-use JSON::PP;
+use PatroniTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -42,25 +40,8 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 use Time::Local qw(timegm);
 
-# the programs, where Debian installs them or on the PATH
-my %program;
-foreach my $name (qw(patroni patronictl etcd))
-{
-	($program{$name}) =
-	  grep { -x $_ } map { "$_/$name" } split(/:/, $ENV{PATH}), '/usr/bin';
-}
-my @missing = grep { !defined $program{$_} } sort keys %program;
-plan skip_all => "@missing not installed (Debian's packages \"patroni\" and "
-  . '"etcd-server"): this test runs the registry as a Patroni cluster'
-  if @missing;
-
-my $user   = getpwuid($<);
-my $bindir = `pg_config --bindir`;
-chomp $bindir;
-die "no initdb in \"$bindir\", the bindir of pg_config"
-  unless -x "$bindir/initdb";
-my $http    = HTTP::Tiny->new(timeout => 5);
-my $timeout = $PostgreSQL::Test::Utils::timeout_default;
+my $missing = patroni_missing('runs the registry as a Patroni cluster');
+plan skip_all => $missing if $missing;
 
 # the registry's lease (snowflake_registry.configure) and the servers'
 # check-in interval
@@ -68,10 +49,7 @@ my $lease       = '5 s';
 my $interval_ms = 200;
 
 # synchronous_mode_strict, where asked for (not what docs/fleet.md advises)
-my $strict =
-  $ENV{SNOWFLAKE_REGISTRY_STRICT}
-  ? "    synchronous_mode_strict: true\n"
-  : '';
+my $strict = $ENV{SNOWFLAKE_REGISTRY_STRICT};
 
 # Each server's two sessions insert this many IDs a batch, one batch a
 # transaction, and sleep this long between batches.
@@ -81,248 +59,17 @@ my $sleep_s       = 0.02;
 
 my $new_epoch = qr/snowflake IDs move above the floor of the registry's new epoch/;
 
-# Everything this test starts, for END to stop: the sessions, the Patroni
-# members, etcd.
+# The sessions, for END to stop (PatroniTest's END then stops the Patroni
+# members and etcd).
 my @session_harnesses;
-my @members;
-my $etcd;
 my $sessions_stopped = 0;
 my @servers;
 
-#### etcd (as t/043_patroni.pl starts it)
+my $work = PostgreSQL::Test::Utils::tempdir('patroni');
+start_etcd();
 
-my $etcd_port      = PostgreSQL::Test::Cluster::get_free_port();
-my $etcd_peer_port = PostgreSQL::Test::Cluster::get_free_port();
-my $work           = PostgreSQL::Test::Utils::tempdir('patroni');
-{
-	open my $log, '>>', "$PostgreSQL::Test::Utils::log_path/etcd.log"
-	  or die "could not open etcd's log: $!";
-	$etcd = IPC::Run::start(
-		[
-			$program{etcd},
-			'--name'                  => 'etcd',
-			'--data-dir'              => "$work/etcd",
-			'--listen-client-urls'    => "http://127.0.0.1:$etcd_port",
-			'--advertise-client-urls' => "http://127.0.0.1:$etcd_port",
-			'--listen-peer-urls'      => "http://127.0.0.1:$etcd_peer_port",
-			'--initial-advertise-peer-urls' =>
-			  "http://127.0.0.1:$etcd_peer_port",
-			'--initial-cluster' => "etcd=http://127.0.0.1:$etcd_peer_port",
-			'--initial-cluster-token' => 'snowflake-test'
-		],
-		'<', '/dev/null', '>', $log, '2>', $log);
-}
-my $deadline = time() + $timeout;
-until (($http->get("http://127.0.0.1:$etcd_port/health")->{content} // '') =~
-	  /"health":\s*"true"/)
-{
-	die "etcd did not become healthy; see etcd.log" if time() > $deadline;
-	usleep(100_000);
-}
-note "etcd runs on 127.0.0.1:$etcd_port";
-
-#### the registry's Patroni members
-
-# The Patroni configuration of one registry member: synchronous_mode, as
-# docs/fleet.md says, on loopback, with short timings for a test (Patroni's
-# defaults are a ttl of 30 s and a loop of 10 s), and a failover at once
-# after a crash of the leader's postmaster (primary_start_timeout 0; by
-# default Patroni restarts it in place first), and synchronous_mode_strict
-# where asked for.  No preload: a registry needs
-# none.  fsync off, as in the other tests: nothing here crashes the machine.
-sub patroni_config
-{
-	my ($cluster, $member) = @_;
-	my $node = $member->{node};
-	my ($port, $rest_port) = ($node->port, $member->{rest_port});
-	my ($data_dir, $basedir, $host) =
-	  ($node->data_dir, $node->basedir, $node->host);
-
-	return <<"EOF";
-scope: $cluster->{scope}
-name: $member->{name}
-restapi:
-  listen: 127.0.0.1:$rest_port
-  connect_address: 127.0.0.1:$rest_port
-etcd3:
-  hosts: 127.0.0.1:$etcd_port
-bootstrap:
-  dcs:
-    ttl: 10
-    loop_wait: 1
-    retry_timeout: 4
-    synchronous_mode: true
-${strict}    primary_start_timeout: 0
-    postgresql:
-      use_pg_rewind: true
-  initdb:
-    - encoding: UTF8
-postgresql:
-  listen: 127.0.0.1:$port
-  connect_address: 127.0.0.1:$port
-  data_dir: $data_dir
-  bin_dir: $bindir
-  pgpass: $basedir/pgpass
-  authentication:
-    superuser:
-      username: $user
-    replication:
-      username: $user
-    rewind:
-      username: $user
-  pg_hba:
-    - local all all trust
-    - host all all 127.0.0.1/32 trust
-    - host replication all 127.0.0.1/32 trust
-  parameters:
-    unix_socket_directories: '$host'
-    fsync: 'off'
-    shared_buffers: 16MB
-    log_min_messages: log
-EOF
-}
-
-# A new cluster of three members (not started).  Each member is a
-# PostgreSQL::Test::Cluster node that Patroni initialises (its port, socket
-# directory, data directory and log file), plus a REST API port.
-sub patroni_cluster
-{
-	my ($scope) = @_;
-	my $cluster = { scope => $scope, members => [] };
-	foreach my $i (1 .. 3)
-	{
-		my $node   = PostgreSQL::Test::Cluster->new("${scope}$i");
-		my $member = {
-			name      => "${scope}$i",
-			node      => $node,
-			rest_port => PostgreSQL::Test::Cluster::get_free_port(),
-			config    => $node->basedir . '/patroni.yml'
-		};
-		append_to_file($member->{config}, patroni_config($cluster, $member));
-		push @{ $cluster->{members} }, $member;
-	}
-	return $cluster;
-}
-
-# Start a member's Patroni, its output and its server's in the node's log
-# file.
-sub start_member
-{
-	my ($member) = @_;
-	open my $log, '>>', $member->{node}->logfile
-	  or die "could not open " . $member->{node}->logfile . ": $!";
-	# stdin from /dev/null, as a service has it (see t/043_patroni.pl)
-	$member->{harness} =
-	  IPC::Run::start([ $program{patroni}, $member->{config} ],
-		'<', '/dev/null', '>', $log, '2>', $log);
-	push @members, $member;
-	return;
-}
-
-# the cluster as Patroni's REST API shows it (GET /cluster), or undef
-sub cluster_state
-{
-	my ($cluster) = @_;
-	foreach my $member (@{ $cluster->{members} })
-	{
-		my $response =
-		  $http->get("http://127.0.0.1:$member->{rest_port}/cluster");
-		next unless $response->{success};
-		my $state = eval { decode_json($response->{content}) };
-		return $state if $state;
-	}
-	return undef;
-}
-
-sub member_named
-{
-	my ($cluster, $name) = @_;
-	my ($member) = grep { $_->{name} eq $name } @{ $cluster->{members} };
-	die "no member $name" unless $member;
-	return $member;
-}
-
-# Wait until the cluster is whole: a leader that accepts writes, unlike
-# the one named by not_leader, a synchronous standby, and every member
-# running on the leader's timeline.  Returns the leader and the synchronous
-# standby.
-sub wait_until_whole
-{
-	my ($cluster, %params) = @_;
-	my $deadline = time() + $timeout;
-	my $seen     = '';
-	while (time() < $deadline)
-	{
-		my $state = cluster_state($cluster);
-		if ($state)
-		{
-			my @m = @{ $state->{members} };
-			$seen = join ', ', map {
-				"$_->{name} $_->{role} $_->{state} tl "
-				  . ($_->{timeline} // '?')
-			} @m;
-			my ($leader) = grep { $_->{role} eq 'leader' } @m;
-			my ($sync)   = grep { $_->{role} eq 'sync_standby' } @m;
-			if (   @m == 3
-				&& $leader
-				&& $sync
-				&& (!defined $params{not_leader}
-					|| $leader->{name} ne $params{not_leader})
-				&& !grep {
-					$_->{state} !~ /^(running|streaming)$/
-					  || ($_->{timeline} // -1) !=
-					  ($leader->{timeline} // -2)
-				} @m)
-			{
-				my $leader_member = member_named($cluster, $leader->{name});
-				my $writable      = $leader_member->{node}->safe_psql(
-					'postgres',
-					'SELECT NOT pg_is_in_recovery()',
-					on_error_die => 0);
-				if (($writable // '') eq 't')
-				{
-					note "cluster $cluster->{scope}: $seen";
-					return ($leader_member,
-						member_named($cluster, $sync->{name}));
-				}
-			}
-		}
-		usleep(200_000);
-	}
-	die "cluster $cluster->{scope} did not become whole; last seen: $seen";
-}
-
-# patronictl, with the configuration of the cluster's first member
-sub patronictl
-{
-	my ($cluster, @args) = @_;
-	my ($out, $err) = ('', '');
-	my $ok = IPC::Run::run(
-		[
-			$program{patronictl}, '-c',
-			$cluster->{members}[0]{config}, @args
-		],
-		'<', \undef, '>', \$out, '2>', \$err);
-	note "patronictl @args: $out$err";
-	return $ok;
-}
-
-# the process id in the member's postmaster.pid
-sub postmaster_pid
-{
-	my ($member) = @_;
-	my $pidfile = $member->{node}->data_dir . '/postmaster.pid';
-	open my $fh, '<', $pidfile or die "could not open $pidfile: $!";
-	my $pid = <$fh>;
-	close $fh;
-	chomp $pid;
-	return $pid;
-}
-
-# Stop the sessions of a test that died before it stopped them, Patroni
-# (which stops its server), then etcd; a server whose Patroni did not stop
-# it is stopped with pg_ctl.  The generating servers are stopped by
-# PostgreSQL::Test::Cluster.
+# Stop the sessions of a test that died before it stopped them.  The
+# generating servers are stopped by PostgreSQL::Test::Cluster.
 END
 {
 	local $?;
@@ -337,20 +84,11 @@ END
 		}
 		$_->kill_kill(grace => 5) foreach @session_harnesses;
 	}
-	$_->{harness}->signal('TERM') foreach @members;
-	foreach my $member (@members)
-	{
-		$member->{harness}->kill_kill(grace => 60);
-		my $data_dir = $member->{node}->data_dir;
-		system("$bindir/pg_ctl", '-D', $data_dir, '-m', 'immediate', 'stop')
-		  if -e "$data_dir/postmaster.pid";
-	}
-	$etcd->kill_kill(grace => 10) if $etcd;
 }
 
 #### the registry
 
-my $registry = patroni_cluster('registry');
+my $registry = patroni_cluster('registry', strict => $strict);
 start_member($_) foreach @{ $registry->{members} };
 my ($leader, $sync) = wait_until_whole($registry);
 
@@ -360,12 +98,7 @@ $leader->{node}->safe_psql('postgres',
 	"SELECT snowflake_registry.configure(lease => '$lease')");
 
 # every member, in a multi-host connection string
-my $registry_hosts =
-    'host='
-  . join(',', ('127.0.0.1') x 3)
-  . ' port='
-  . join(',', map { $_->{node}->port } @{ $registry->{members} })
-  . ' dbname=postgres target_session_attrs=read-write connect_timeout=2';
+my $registry_hosts = $registry->{conninfo};
 
 # the registry's epoch, read on its leader
 sub registry_epoch
