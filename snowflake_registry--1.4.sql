@@ -59,8 +59,13 @@ $$;
 CREATE TABLE snowflake_registry.settings (
 	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
 	-- how far ahead of the registry's clock a promise may reach
+	-- (in hours, minutes and seconds: a month or a day added to a time is
+	-- one of the calendar, from 28 to 31 days and from 23 to 25 hours)
 	lease interval NOT NULL DEFAULT interval '30 s'
-		CHECK (lease BETWEEN interval '1 s' AND interval '1 hour'),
+		CHECK (lease BETWEEN interval '1 s' AND interval '1 hour')
+		CONSTRAINT lease_in_hours_minutes_seconds
+		CHECK (EXTRACT(year FROM lease) = 0 AND EXTRACT(month FROM lease) = 0
+			   AND EXTRACT(day FROM lease) = 0),
 	-- the lease before the last change, and when it changed: promises made
 	-- under it may reach that far past the change
 	previous_lease interval NOT NULL DEFAULT interval '0',
@@ -70,7 +75,10 @@ CREATE TABLE snowflake_registry.settings (
 		CHECK (reclaim_after BETWEEN interval '0' AND interval '1 year'),
 	-- how far the registry's clock may be behind its clock of before an epoch
 	margin interval NOT NULL DEFAULT interval '1 s'
-		CHECK (margin BETWEEN interval '0' AND interval '1 hour'),
+		CHECK (margin BETWEEN interval '0' AND interval '1 hour')
+		CONSTRAINT margin_in_hours_minutes_seconds
+		CHECK (EXTRACT(year FROM margin) = 0 AND EXTRACT(month FROM margin) = 0
+			   AND EXTRACT(day FROM margin) = 0),
 	-- epochs counted, for people; what a claim compares is epoch_id, random
 	-- (or drawn from it while an epoch starts: see epoch): a new install
 	-- counts from 1 again, and the claims of a dump of another install
@@ -865,6 +873,20 @@ AS $$
 	FROM snowflake_registry.settings s
 $$;
 
+-- May the login that owns c, or to which it is reassigned, take it now?
+-- Once it is idle, released and confirmed, or its promise is behind the
+-- clock; a 1.3 server's claim only by the 1.3 rules.
+CREATE FUNCTION snowflake_registry.free_to_owner(c snowflake_registry.claims)
+RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+	SELECT c.state OPERATOR(pg_catalog.=) 'idle' OR
+		   (c.state OPERATOR(pg_catalog.=) 'released' AND c.confirmed) OR
+		   (NOT c.legacy AND
+			c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()) OR
+		   (c.legacy AND snowflake_registry.free(c))
+$$;
+
 -- How many claims a login may hold: 1, unless an operator allowed more.
 CREATE FUNCTION snowflake_registry.allowance(login name)
 RETURNS integer
@@ -894,9 +916,10 @@ $$;
 --     was lost), is answered again;
 --   * a claim of an earlier incarnation of the same postmaster (the same
 --     token: a crash restart) is taken at once, above its floor alone;
---   * a claim of this login, or reassigned to it, is its own: taken at once if
---     idle, released and confirmed, or with its promise behind the registry's
---     clock; otherwise 'refused' (another start of this login holds it: a
+--   * a claim of this login, or reassigned to it, is its own (one it may
+--     take at once first, then the preferred id, then the one extended
+--     last): taken at once if idle, released and confirmed, or with its
+--     promise behind the registry's clock; otherwise 'refused' (another start of this login holds it: a
 --     running copy, or a previous start whose promise has not passed) or
 --     'waiting' (reassigned, its holder not done), with retry_at; unless the
 --     login may hold more claims than it does (snowflake_registry.allow):
@@ -992,7 +1015,9 @@ BEGIN
 	END IF;
 
 	-- a claim of this login, or reassigned to it; or one of a 1.3 server of
-	-- this system
+	-- this system.  One it may take at once comes first: a login allowed
+	-- more than one claim has the others held by its other servers, and
+	-- its idle or expired claim, which still counts, would be left unused.
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
@@ -1001,16 +1026,13 @@ BEGIN
 		   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
 		   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
 			   AND s.state OPERATOR(pg_catalog.<>) 'released'))
-	ORDER BY s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
+	ORDER BY snowflake_registry.free_to_owner(s) DESC,
+			 s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
 			 s.extended_at DESC
 	LIMIT 1
 	FOR UPDATE;
 	IF FOUND THEN
-		IF c.state OPERATOR(pg_catalog.=) 'idle' OR
-		   (c.state OPERATOR(pg_catalog.=) 'released' AND c.confirmed) OR
-		   (NOT c.legacy AND
-			c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()) OR
-		   (c.legacy AND snowflake_registry.free(c)) THEN
+		IF snowflake_registry.free_to_owner(c) THEN
 			RETURN snowflake_registry.take(c, ep.number, ep.id, ep.floor, layout,
 				token, nonce, system_identifier, host, port, data_directory);
 		ELSIF c.legacy OR c.state OPERATOR(pg_catalog.<>) 'held' OR
@@ -1645,6 +1667,8 @@ COMMENT ON FUNCTION snowflake_registry.keep_claims() IS
 	'Refuses to delete a claim, whose row keeps its floor (internal).';
 COMMENT ON FUNCTION snowflake_registry.free(snowflake_registry.claims) IS
 	'Whether a claim not held by the calling login may pass to it now (internal).';
+COMMENT ON FUNCTION snowflake_registry.free_to_owner(snowflake_registry.claims) IS
+	'Whether the login a claim is its owner''s or reassigned to may take it now (internal).';
 
 -- Every function runs with a search_path of pg_catalog and pg_temp only; no
 -- role but the owner may call one, until an operator grants it.

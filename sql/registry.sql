@@ -427,6 +427,19 @@ SET SESSION AUTHORIZATION server_paris_2;
 SELECT * FROM pg_temp.claim(1, 23, 23);
 SELECT * FROM pg_temp.claim(1, 24, 24);
 SELECT * FROM pg_temp.claim(3, 24, 24);
+-- one of its two servers stops cleanly (its claim, worker 2, idle) and the
+-- other extends after: a new start of the login takes the idle claim at
+-- once, not refused by the one held; so does a start that asks for the
+-- running server's id (a copy of it, its claim file and all)
+BEGIN;
+SELECT pg_temp.idle(1, 2, 23, 1, 23);
+SELECT status, version FROM pg_temp.extend(1, 5, 21, 1, 21, 2101);
+SELECT * FROM pg_temp.claim(1, 25, 25);
+ROLLBACK;
+BEGIN;
+SELECT pg_temp.idle(1, 2, 23, 1, 23);
+SELECT * FROM pg_temp.claim(1, 26, 26, preferred => 5);
+ROLLBACK;
 RESET SESSION AUTHORIZATION;
 SET ROLE snowflake_operator;
 SELECT snowflake_registry.allow('server_paris_2', 1);
@@ -848,12 +861,19 @@ SET ROLE snowflake_operator;
 SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
 FROM (VALUES ('SELECT snowflake_registry.configure(lease => ''1000 years'')'),
 	('SELECT snowflake_registry.configure(lease => ''0 s'')'),
+	-- 1 h, 30 s and 1 h as PostgreSQL compares them, but the calendar's
+	-- months and days added to a time stretch them to 25 h or back 47 h
+	('SELECT snowflake_registry.configure(lease => ''1 mon -29 days -23 hours'')'),
+	('SELECT snowflake_registry.configure(lease => ''1 day -23 hours -59 min -30 s'')'),
+	('SELECT snowflake_registry.configure(lease => ''1 year -11 mons -29 days -23 hours'')'),
 	('SELECT snowflake_registry.configure(reclaim_after => ''1000 years'')'),
 	('SELECT snowflake_registry.configure(reclaim_after => ''-1 s'')'),
 	('SELECT snowflake_registry.allow(''mallory'', 1025)'),
 	('SELECT snowflake_registry.allow(''mallory'', 0)')) v(q);
 SELECT * FROM snowflake_registry.configure();
 RESET ROLE;
+-- nor the owner a margin of days
+SELECT pg_temp.sqlstate_of('UPDATE snowflake_registry.settings SET margin = ''1 day -23 hours -59 min''') AS sqlstate;
 
 --
 -- Finding 9: there is no advisory lock to take (but 1.3's own, which
