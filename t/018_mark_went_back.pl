@@ -170,7 +170,7 @@ until (sigquit_pending($writer) || time() > $deadline_quit)
 }
 kill 'CONT', $writer;
 $victim->quit;
-$node->poll_query_until('postgres', 'SELECT true');
+wait_for_connections($node);
 $stderr = first_refusal();
 like(
 	$stderr,

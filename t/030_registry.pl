@@ -123,8 +123,7 @@ kill 'KILL', $victim_pid;
 eval { $victim->quit };
 ok($b->wait_for_log('all server processes terminated; reinitializing'),
 	'a backend killed makes the postmaster reinitialise');
-my $back_at = time() + $PostgreSQL::Test::Utils::timeout_default;
-usleep(100_000) while $b->psql('postgres', 'SELECT 1') != 0 && time() < $back_at;
+wait_for_connections($b);
 ($pair, $took) = wait_for_pair($b);
 is($pair, $pairs[1], 'the same postmaster gets its worker id back');
 cmp_ok($took, '<', 2, 'at once, without waiting for the promise to pass');

@@ -104,6 +104,7 @@ our @EXPORT = qw(
   check_clock_offset
   check_clock_rate
   crash_node
+  wait_for_connections
   assert_running
   server_troubles
   mark_writer_pid
@@ -1275,6 +1276,38 @@ sub crash_node
 	unlink($node->data_dir . '/postmaster.pid');
 	unlink($node->host . '/.s.PGSQL.' . $node->port . '.lock')
 	  if $PostgreSQL::Test::Utils::use_unix_sockets;
+	return;
+}
+
+=pod
+
+=item wait_for_connections(node)
+
+Wait until the node accepts connections, after the postmaster reinitialised
+for a backend's crash.  The node's own poll_query_until and psql hand psql
+its query on stdin: a psql that exits at once on a connection refused during
+the crash recovery can leave that write with a broken pipe, of which
+IPC::Run dies.  pg_isready reads nothing.
+
+=cut
+
+sub wait_for_connections
+{
+	my ($node) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	my ($out, $err);
+	until (
+		IPC::Run::run(
+			[
+				'pg_isready', '-q', '-h', $node->host, '-p', $node->port,
+				'-d', 'postgres'
+			],
+			'<', \undef, '>', \$out, '2>', \$err))
+	{
+		die "node " . $node->name . " did not accept connections in time"
+		  if time() > $deadline;
+		usleep(50_000);
+	}
 	return;
 }
 
