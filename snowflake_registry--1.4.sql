@@ -916,9 +916,9 @@ $$;
 --     was lost), is answered again;
 --   * a claim of an earlier incarnation of the same postmaster (the same
 --     token: a crash restart) is taken at once, above its floor alone;
---   * a claim of this login, or reassigned to it, is its own (one it may
---     take at once first, then the preferred id, then the one extended
---     last): taken at once if idle, released and confirmed, or with its
+--   * a claim of this login, or reassigned to it, is its own (for a login
+--     allowed more than one, one it may take at once first; then the
+--     preferred id, then the one extended last): taken at once if idle, released and confirmed, or with its
 --     promise behind the registry's clock; otherwise 'refused' (another start of this login holds it: a
 --     running copy, or a previous start whose promise has not passed) or
 --     'waiting' (reassigned, its holder not done), with retry_at; unless the
@@ -1015,9 +1015,13 @@ BEGIN
 	END IF;
 
 	-- a claim of this login, or reassigned to it; or one of a 1.3 server of
-	-- this system.  One it may take at once comes first: a login allowed
-	-- more than one claim has the others held by its other servers, and
-	-- its idle or expired claim, which still counts, would be left unused.
+	-- this system.  For a login allowed more than one claim, one it may
+	-- take at once comes first: the others are held by its other servers,
+	-- and its idle or expired claim, which still counts, would be left
+	-- unused.  A login allowed one has one server: a start that finds its
+	-- claim held is a copy of a running server, refused even when the
+	-- login owns another claim (left over from a larger allowance, or
+	-- reassigned to it).
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
@@ -1026,7 +1030,8 @@ BEGIN
 		   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
 		   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
 			   AND s.state OPERATOR(pg_catalog.<>) 'released'))
-	ORDER BY snowflake_registry.free_to_owner(s) DESC,
+	ORDER BY (snowflake_registry.allowance(SESSION_USER) OPERATOR(pg_catalog.>) 1
+			  AND snowflake_registry.free_to_owner(s)) DESC,
 			 s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
 			 s.extended_at DESC
 	LIMIT 1

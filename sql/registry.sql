@@ -444,6 +444,15 @@ RESET SESSION AUTHORIZATION;
 SET ROLE snowflake_operator;
 SELECT snowflake_registry.allow('server_paris_2', 1);
 RESET ROLE;
+-- allowed one claim again, the login has one server: a copy of the one
+-- running (its id asked for) is refused, though the login owns an idle
+-- claim left over from the larger allowance
+SET SESSION AUTHORIZATION server_paris_2;
+BEGIN;
+SELECT pg_temp.idle(1, 2, 23, 1, 23);
+SELECT status, worker_id FROM pg_temp.claim(1, 27, 27, preferred => 5);
+ROLLBACK;
+RESET SESSION AUTHORIZATION;
 -- a server whose layout is not the fleet's, recorded at the first claim,
 -- gets nothing, not even a pair of its own: not with another epoch, nor
 -- with the same bits split otherwise (worker 32 of datacenter 0 in 4/6 bits
