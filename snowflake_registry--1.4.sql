@@ -918,8 +918,9 @@ $$;
 --     token: a crash restart) is taken at once, above its floor alone;
 --   * a claim of this login, or reassigned to it, is its own (for a login
 --     allowed more than one, one it may take at once first; then the
---     preferred id, then the one extended last): taken at once if idle, released and confirmed, or with its
---     promise behind the registry's clock; otherwise 'refused' (another start of this login holds it: a
+--     preferred id, then the one extended last): taken at once if idle,
+--     released and confirmed, or with its promise behind the registry's
+--     clock; otherwise 'refused' (another start of this login holds it: a
 --     running copy, or a previous start whose promise has not passed) or
 --     'waiting' (reassigned, its holder not done), with retry_at; unless the
 --     login may hold more claims than it does (snowflake_registry.allow):
@@ -1673,7 +1674,7 @@ COMMENT ON FUNCTION snowflake_registry.keep_claims() IS
 COMMENT ON FUNCTION snowflake_registry.free(snowflake_registry.claims) IS
 	'Whether a claim not held by the calling login may pass to it now (internal).';
 COMMENT ON FUNCTION snowflake_registry.free_to_owner(snowflake_registry.claims) IS
-	'Whether the login a claim is its owner''s or reassigned to may take it now (internal).';
+	'Whether the login that owns a claim, or to which it is reassigned, may take it now (internal).';
 
 -- Every function runs with a search_path of pg_catalog and pg_temp only; no
 -- role but the owner may call one, until an operator grants it.
