@@ -244,6 +244,22 @@ tap_failure_logs()
 	done
 }
 
+# unfinished_tap_logs NAME DIR OUTPUT: the end of the log of each TAP file
+# that wrote one in DIR but whose result prove's OUTPUT lacks (prove -j
+# prints a file's output when it ends): the files that were running when a
+# TAP run ended without its summary
+unfinished_tap_logs()
+{
+	local name=$1 dir=$2 output=$3 log test
+	for log in "$dir"/tmp_check/log/regress_log_*; do
+		[ -e "$log" ] || continue
+		test=${log##*/regress_log_}
+		grep -qE "^(\[[0-9:]+\] )?t/$test\.pl \.+" "$output" && continue
+		echo "--- $name: t/$test.pl did not end; the end of its log:"
+		tail -n 20 "$log"
+	done
+}
+
 # run_tests NAME DIR PG_CONFIG MAKE-ARGS...: make installcheck (or another
 # target) as postgres in DIR against the PostgreSQL of PG_CONFIG.  A run that
 # fails without a failing test (a server that did not start, a TAP script
@@ -266,6 +282,11 @@ run_tests()
 	if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ] ||
 		{ [ "$ok" -eq 0 ] && [ "$failed" -eq 0 ]; }; then
 		steps_failed=$((steps_failed + 1))
+		{
+			echo "--- $name: failed without a failing test; the last 60 lines of its output:"
+			tail -n 60 "$out"
+			unfinished_tap_logs "$name" "$dir" "$out"
+		} >>"$failures"
 	fi
 	if [ "$ok" -eq 0 ] || [ "$failed" -ne 0 ]; then
 		status=1

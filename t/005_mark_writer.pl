@@ -31,7 +31,7 @@ start_node($node);
 $node->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint)');
 
-my $writer = mark_writer_pid($node);
+my $writer = mark_writer_pid($node, wait => 1);
 ok(defined $writer, 'the mark writer runs on a primary');
 
 # Sparse IDs for two seconds: each lies below the mark on disk.
@@ -57,7 +57,7 @@ cmp_ok(mark_ms($node), '>', $clock_ms,
 
 # Without the writer, backends write the mark themselves: IDs spread over
 # more than a stride still go on, and stay below the mark.
-kill 'TERM', $writer;
+signal_process('TERM', $writer, 'the mark writer');
 my $deadline = time() + 10;
 usleep(10_000) while kill(0, $writer) && time() < $deadline;
 ok(!kill(0, $writer), 'the mark writer stopped');

@@ -154,12 +154,12 @@ until ($relogged || time() > $deadline)
 }
 ok($relogged, 'the mark writer logs the mark again after a checkpoint');
 
-my $writer = mark_writer_pid($node);
-kill 'STOP', $writer;
+my $writer = mark_writer_pid($node, wait => 1);
+signal_process('STOP', $writer, 'the mark writer');
 write_mark_file($mark_path, $old_bytes);
 my $victim = $node->background_psql('postgres');
 my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
-kill 'KILL', $victim_pid;
+signal_process('KILL', $victim_pid, 'the backend to crash');
 
 # Let the stopped writer go only once the postmaster's SIGQUIT is pending
 # for it, or it could put the true mark back before recovery reads the file.
@@ -168,7 +168,7 @@ until (sigquit_pending($writer) || time() > $deadline_quit)
 {
 	usleep(10_000);
 }
-kill 'CONT', $writer;
+signal_process('CONT', $writer, 'the mark writer');
 $victim->quit;
 wait_for_connections($node);
 $stderr = first_refusal();

@@ -41,7 +41,7 @@ SKIP:
 	my ($out, $err) = run_command([ 'strace', '-V' ]);
 	skip 'strace is not installed', 6 unless $out =~ /strace/;
 
-	my $writer = mark_writer_pid($node);
+	my $writer = mark_writer_pid($node, wait => 1);
 	my $trace  = $node->basedir . '/strace.out';
 	my $strace = IPC::Run::start(
 		[

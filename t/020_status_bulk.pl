@@ -104,8 +104,8 @@ FROM snowflake_status, (SELECT max(id) AS id FROM ids) b}),
 
 # The counter is not blind: without the writer (SIGTERM stops it until the
 # next restart), the same kind of run has backends write the mark.
-my $writer = mark_writer_pid($node);
-kill 'TERM', $writer;
+my $writer = mark_writer_pid($node, wait => 1);
+signal_process('TERM', $writer, 'the mark writer');
 $deadline = time() + 10;
 sleep 1 while kill(0, $writer) && time() < $deadline;
 is(status()->{running}, 'f', 'the mark writer stopped');

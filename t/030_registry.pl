@@ -119,7 +119,7 @@ $b->reload;
 my $newest_before_kill = $b->safe_psql('postgres', 'SELECT snowflake_next_id()');
 my $victim = $b->background_psql('postgres');
 my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
-kill 'KILL', $victim_pid;
+signal_process('KILL', $victim_pid, 'the backend to crash');
 eval { $victim->quit };
 ok($b->wait_for_log('all server processes terminated; reinitializing'),
 	'a backend killed makes the postmaster reinitialise');
@@ -479,8 +479,8 @@ start_node($alone);
 my ($pair_alone) = wait_for_pair($alone);
 ok(defined $pair_alone, 'a server claims a worker id');
 my $id_before = $alone->safe_psql('postgres', 'SELECT snowflake_next_id()');
-my $worker_before = registry_worker_pid($alone);
-kill 'TERM', $worker_before;
+my $worker_before = registry_worker_pid($alone, wait => 1);
+signal_process('TERM', $worker_before, 'the registry worker');
 my $worker_after;
 foreach (1 .. 300)
 {

@@ -164,9 +164,9 @@ sub cut_off_workers
 {
 	foreach my $node (@_)
 	{
-		my $pid = registry_worker_pid($node)
+		my $pid = registry_worker_pid($node, wait => 1)
 		  or die "no registry worker runs on " . $node->name;
-		kill 'STOP', $pid;
+		signal_process('STOP', $pid, 'the registry worker');
 		$stopped_worker{ $node->name } = $pid;
 		note "registry worker of " . $node->name . " ($pid) stopped";
 	}
@@ -179,7 +179,7 @@ sub reconnect
 	{
 		my $pid = delete $stopped_worker{ $node->name };
 		next unless defined $pid;
-		kill 'CONT', $pid;
+		signal_process('CONT', $pid, 'the registry worker');
 		note "registry worker of " . $node->name . " ($pid) continued";
 	}
 	return;

@@ -357,7 +357,8 @@ sub switchover
 sub kill_leader
 {
 	my ($cluster, $leader) = @_;
-	kill 'KILL', postmaster_pid($leader);
+	signal_process('KILL', postmaster_pid($leader),
+		"the postmaster of $leader->{name}");
 	note "$cluster->{scope}: killed the postmaster of $leader->{name}";
 	return wait_until_whole($cluster, not_leader => $leader->{name});
 }

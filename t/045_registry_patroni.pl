@@ -325,7 +325,8 @@ note_pauses('before the role changes', time() - 5, time());
 ($leader, $sync) = role_change(
 	'failover',
 	sub {
-		kill 'KILL', postmaster_pid($leader);
+		signal_process('KILL', postmaster_pid($leader),
+			"the postmaster of $leader->{name}");
 		note "killed the postmaster of the registry's leader, $leader->{name}";
 	});
 

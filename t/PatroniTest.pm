@@ -419,7 +419,9 @@ sub patronictl
 
 =item postmaster_pid(member)
 
-The process id in the member's postmaster.pid.
+The process id in the member's postmaster.pid.  A file caught while the
+postmaster writes it is read again, up to the default timeout; then this
+dies rather than return something that is not a process id.
 
 =cut
 
@@ -427,11 +429,19 @@ sub postmaster_pid
 {
 	my ($member) = @_;
 	my $pidfile = $member->{node}->data_dir . '/postmaster.pid';
-	open my $fh, '<', $pidfile or die "could not open $pidfile: $!";
-	my $pid = <$fh>;
-	close $fh;
-	chomp $pid;
-	return $pid;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (1)
+	{
+		if (open my $fh, '<', $pidfile)
+		{
+			my $pid = <$fh> // '';
+			close $fh;
+			chomp $pid;
+			return $pid if $pid =~ /^[0-9]+$/;
+		}
+		die "no process id in $pidfile" if time() > $deadline;
+		usleep(50_000);
+	}
 }
 
 =pod

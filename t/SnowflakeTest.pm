@@ -109,6 +109,7 @@ our @EXPORT = qw(
   server_troubles
   mark_writer_pid
   registry_worker_pid
+  signal_process
   psql_timed
   start_waiter
   cancel_waiter
@@ -817,10 +818,11 @@ sub cut_off
 	my ($registry, $node) = @_;
 	my $cut = {
 		node       => $node,
-		pid        => registry_worker_pid($node),
+		pid        => registry_worker_pid($node, wait => 1),
 		log_offset => -s $node->logfile
 	};
-	kill 'STOP', $cut->{pid};
+	signal_process('STOP', $cut->{pid},
+		'the registry worker of ' . $node->name);
 	$registry->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = '"
 		  . $node->name
@@ -842,7 +844,8 @@ sub check_cut_off_handover
 			  . 'generate a snowflake ID: the ID would pass the time the '
 			  . "registry recorded for this server''s claim') > 0"),
 		"$what: the cut-off holder stops at its promise, and says so");
-	kill 'CONT', $cut->{pid};
+	signal_process('CONT', $cut->{pid},
+		'the registry worker of ' . $cut->{node}->name);
 	ok( $cut->{node}->wait_for_log(
 			qr/claim on snowflake worker id $worker of datacenter $dc has moved to another start or login/,
 			$cut->{log_offset}),
@@ -1256,12 +1259,12 @@ sub crash_node
 	my $pm = $node->{_pid};
 	die "node " . $node->name . " is not running" unless defined $pm;
 
-	kill 'STOP', $pm;
+	signal_process('STOP', $pm, 'the postmaster of ' . $node->name);
 	my @children = _child_pids($pm);
 	note "crashing node "
 	  . $node->name
 	  . ": postmaster $pm, children @children";
-	kill 'KILL', @children;
+	signal_process('KILL', $_, 'a child of the postmaster') foreach @children;
 	$node->kill9;    # SIGKILL to the postmaster; the node is known stopped
 
 	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
@@ -1313,43 +1316,76 @@ sub wait_for_connections
 
 =pod
 
-=item mark_writer_pid(node)
+=item mark_writer_pid(node [, wait => 1])
 
-The process id of the node's mark writer, or undef when none runs.
+The process id of the node's mark writer, or undef when none runs.  With
+wait, it waits for one up to the default timeout first (a worker the
+postmaster starts again after it exited, or one that has not yet set its
+process title).
 
-=item registry_worker_pid(node)
+=item registry_worker_pid(node [, wait => 1])
 
-The process id of the node's registry worker, or undef when none runs.
-Workers without a database connection do not appear in pg_stat_activity.
+The process id of the node's registry worker, or undef when none runs, with
+the same wait.  Workers without a database connection do not appear in
+pg_stat_activity.
 
 =cut
 
 sub mark_writer_pid
 {
-	my ($node) = @_;
-	return _worker_pid($node, 'snowflake mark writer');
+	my ($node, %opts) = @_;
+	return _worker_pid($node, 'snowflake mark writer', $opts{wait});
 }
 
 sub registry_worker_pid
 {
-	my ($node) = @_;
-	return _worker_pid($node, 'snowflake registry worker');
+	my ($node, %opts) = @_;
+	return _worker_pid($node, 'snowflake registry worker', $opts{wait});
 }
 
 # the child of the node's postmaster whose process title names the worker
 sub _worker_pid
 {
-	my ($node, $title) = @_;
-	my $postmaster = $node->{_pid};
-	return undef unless defined $postmaster;
-	foreach my $pid (_child_pids($postmaster))
+	my ($node, $title, $wait) = @_;
+	my $deadline = time() + ($wait ? $PostgreSQL::Test::Utils::timeout_default : 0);
+	while (1)
 	{
-		open my $cmd_fh, '<', "/proc/$pid/cmdline" or next;
-		my $cmdline = <$cmd_fh> // '';
-		close $cmd_fh;
-		return $pid if $cmdline =~ /^postgres: (?:[^:]+: )?\Q$title\E/;
+		my $postmaster = $node->{_pid};
+		if (defined $postmaster)
+		{
+			foreach my $pid (_child_pids($postmaster))
+			{
+				open my $cmd_fh, '<', "/proc/$pid/cmdline" or next;
+				my $cmdline = <$cmd_fh> // '';
+				close $cmd_fh;
+				return $pid
+				  if $cmdline =~ /^postgres: (?:[^:]+: )?\Q$title\E/;
+			}
+		}
+		return undef if time() >= $deadline;
+		usleep(50_000);
 	}
-	return undef;
+}
+
+=pod
+
+=item signal_process(signal, pid, what)
+
+Send the signal to the one process pid, and die, naming what, unless pid is
+a process id.  Perl's kill takes an undefined or empty pid, or 0, for the
+caller's process group, and a negative one for a whole group: a worker not
+found, or a pid file read while it was written, would send the signal to
+prove, make and every TAP file running beside (a whole run that ends
+without its summary).  Returns kill's count of processes signalled.
+
+=cut
+
+sub signal_process
+{
+	my ($signal, $pid, $what) = @_;
+	die "no process id of $what to send SIG$signal to"
+	  unless defined $pid && $pid =~ /^[0-9]+$/ && $pid > 1;
+	return kill $signal, $pid;
 }
 
 sub _child_pids
