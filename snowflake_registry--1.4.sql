@@ -70,9 +70,14 @@ CREATE TABLE snowflake_registry.settings (
 	-- under it may reach that far past the change
 	previous_lease interval NOT NULL DEFAULT interval '0',
 	lease_changed_at timestamptz NOT NULL DEFAULT '-infinity',
-	-- how long a claim whose promise has passed stays its login's
+	-- how long a claim whose promise has passed stays its login's (in
+	-- days of 24 hours, hours, minutes and seconds, as free() counts it: a
+	-- month or a year is refused, which compares as 30 or 360 days)
 	reclaim_after interval NOT NULL DEFAULT interval '1 day'
-		CHECK (reclaim_after BETWEEN interval '0' AND interval '1 year'),
+		CHECK (reclaim_after BETWEEN interval '0' AND interval '365 days')
+		CONSTRAINT reclaim_after_in_days_hours_minutes_seconds
+		CHECK (EXTRACT(year FROM reclaim_after) = 0
+			   AND EXTRACT(month FROM reclaim_after) = 0),
 	-- how far the registry's clock may be behind its clock of before an epoch
 	margin interval NOT NULL DEFAULT interval '1 s'
 		CHECK (margin BETWEEN interval '0' AND interval '1 hour')
@@ -853,7 +858,10 @@ $$;
 
 -- May claim c, not held by this login, pass to it now?  A released claim
 -- once its holder confirmed or its promise is behind the clock; a claim
--- whose promise has been behind the clock for the reclaim lease; a 1.3
+-- whose promise has been behind the clock for reclaim_after, counted in
+-- seconds as the settings' CHECK does (on the calendar of the caller's
+-- TimeZone, a day spelled '1 day -24 hours' could reach a day past the
+-- clock, and a day across a change of DST lasts 23 or 25 hours); a 1.3
 -- server's claim only by the 1.3 rules.
 CREATE FUNCTION snowflake_registry.free(c snowflake_registry.claims)
 RETURNS boolean
@@ -868,7 +876,8 @@ AS $$
 			c.confirmed OR c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()
 		ELSE
 			c.promise OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp()
-				OPERATOR(pg_catalog.-) s.reclaim_after)
+				OPERATOR(pg_catalog.-) (pg_catalog.date_part('epoch', s.reclaim_after)
+					OPERATOR(pg_catalog.*) interval '1 s'))
 	END
 	FROM snowflake_registry.settings s
 $$;
@@ -1525,7 +1534,7 @@ CREATE FUNCTION snowflake_registry.set_settings(
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-	idle_sessions text;
+	open_sessions text;
 	old_lease interval;
 BEGIN
 	-- A lease or a layout given waits for every claim and extension under
@@ -1573,17 +1582,17 @@ BEGIN
 				  HINT = 'Let every standby that may be promoted replay this change, and take new backups. After promoting or restoring an older copy, run configure() with this lease again before the servers'' logins connect.';
 	END IF;
 EXCEPTION WHEN lock_not_available THEN
-	SELECT pg_catalog.string_agg(pg_catalog.format('%s (%s, since %s)',
-			a.pid, a.usename, a.state_change), ', ' ORDER BY a.pid)
-	INTO idle_sessions
+	SELECT pg_catalog.string_agg(pg_catalog.format('%s (%s, %s, in a transaction since %s)',
+			a.pid, a.usename, a.state, a.xact_start), ', ' ORDER BY a.xact_start)
+	INTO open_sessions
 	FROM pg_catalog.pg_stat_activity a
 	WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
 	  AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
-	  AND a.state OPERATOR(pg_catalog.~~) 'idle in transaction%';
+	  AND a.xact_start IS NOT NULL;
 	RAISE EXCEPTION 'could not configure the registry: another transaction holds its settings or its layout'
 		USING ERRCODE = 'lock_not_available',
-			  DETAIL = pg_catalog.concat('Claims, extensions and operators'' calls hold them until their transactions end. Sessions of this database idle in a transaction: ',
-										 coalesce(idle_sessions, 'none'), '.'),
+			  DETAIL = pg_catalog.concat('Claims, extensions and operators'' calls hold them until their transactions end. Sessions of this database in a transaction, the oldest first: ',
+										 coalesce(open_sessions, 'none'), '.'),
 			  HINT = 'End the session that keeps its transaction open (pg_terminate_backend), and configure again.';
 END
 $$;

@@ -877,9 +877,17 @@ FROM (VALUES ('SELECT snowflake_registry.configure(lease => ''1000 years'')'),
 	('SELECT snowflake_registry.configure(lease => ''1 year -11 mons -29 days -23 hours'')'),
 	('SELECT snowflake_registry.configure(reclaim_after => ''1000 years'')'),
 	('SELECT snowflake_registry.configure(reclaim_after => ''-1 s'')'),
+	-- 0 and 1 day as PostgreSQL compares them, but a day ahead of the
+	-- clock or behind it on the calendar (helper-39's N5)
+	('SELECT snowflake_registry.configure(reclaim_after => ''1 mon -30 days'')'),
+	('SELECT snowflake_registry.configure(reclaim_after => ''-1 year 361 days'')'),
 	('SELECT snowflake_registry.allow(''mallory'', 1025)'),
 	('SELECT snowflake_registry.allow(''mallory'', 0)')) v(q);
 SELECT * FROM snowflake_registry.configure();
+-- days and seconds are taken, and counted as seconds: a day of 24 hours
+SELECT reclaim_after FROM snowflake_registry.configure(reclaim_after => '1 day -86399 s');
+SELECT reclaim_after FROM snowflake_registry.configure(reclaim_after => '365 days');
+SELECT reclaim_after FROM snowflake_registry.configure(reclaim_after => '1 day');
 RESET ROLE;
 -- nor the owner a margin of days
 SELECT pg_temp.sqlstate_of('UPDATE snowflake_registry.settings SET margin = ''1 day -23 hours -59 min''') AS sqlstate;

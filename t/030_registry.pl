@@ -496,4 +496,29 @@ cmp_ok($alone->safe_psql('postgres', 'SELECT snowflake_next_id()'),
 	'>', $id_before, '... above the IDs it issued before');
 $alone->stop;
 
+# A session in a transaction that holds the fleet's row, running rather than
+# idle (helper-39's N2: a call that starts an epoch and then sleeps), keeps
+# an operator's change of the lease waiting; configure() fails after 5 s
+# and names it, so that the operator can end it.
+my $holder = $registry->background_psql('postgres');
+my $holder_pid = $holder->query_safe('SELECT pg_backend_pid()');
+$holder->query_safe(
+	'BEGIN; SELECT FROM snowflake_registry.fleet FOR SHARE');
+$holder->query_until(qr/sleeping/, q{\echo sleeping
+SELECT pg_sleep(60);
+});
+my ($rc, $out, $err) = $registry->psql('postgres',
+	"SELECT snowflake_registry.configure(lease => '20 s')",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like(
+	$err,
+	qr/55P03: could not configure the registry: another transaction holds its settings or its layout/,
+	'a change of the lease fails while a session holds the fleet\'s row');
+like(
+	$err,
+	qr/DETAIL: .*Sessions of this database in a transaction, the oldest first: \Q$holder_pid\E \([^,]+, active, in a transaction since /,
+	'and names that session, running a statement');
+$registry->safe_psql('postgres', "SELECT pg_terminate_backend($holder_pid)");
+eval { $holder->quit };
+
 done_testing();
