@@ -54,14 +54,64 @@ BEGIN
 END
 $$;
 
+-- A note that a drop of a registry left in this database's settings for
+-- the next install (see note_floor), "snowflake_registry.<name>", or NULL.
+-- A database setting outlives the extension.
+CREATE FUNCTION snowflake_registry.note(name text)
+RETURNS text
+LANGUAGE sql STABLE
+AS $$
+	SELECT pg_catalog.substr(c.setting,
+		pg_catalog.length(name) OPERATOR(pg_catalog.+) 21)
+	FROM pg_catalog.pg_db_role_setting r
+	CROSS JOIN LATERAL pg_catalog.unnest(r.setconfig) c(setting)
+	WHERE r.setrole OPERATOR(pg_catalog.=) 0
+	  AND r.setdatabase OPERATOR(pg_catalog.=)
+		  (SELECT d.oid FROM pg_catalog.pg_database d
+		   WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+	  AND pg_catalog.starts_with(c.setting,
+		  pg_catalog.concat('snowflake_registry.', name, '='))
+$$;
+
+-- The lease of the registry that a drop in this database noted (see
+-- note_floor), or NULL: a new install takes it as its own.  Under a longer
+-- lease, its promises could pass the floor of an epoch that a copy of the
+-- old registry (a standby that missed the drop, a backup from before it)
+-- starts under the old lease once promoted or restored, as after a raise
+-- that a copy missed (see set_settings), but with no operator to warn.  A
+-- note that is not a lease in seconds (1 to 3600) stops the install,
+-- saying so: read as none, it would let the default lease raise it.
+CREATE FUNCTION snowflake_registry.noted_lease()
+RETURNS interval
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	note text := snowflake_registry.note('lease');
+BEGIN
+	IF note IS NULL THEN
+		RETURN NULL;
+	ELSIF note OPERATOR(pg_catalog.!~) '^[0-9]{1,4}(\.[0-9]{1,6})?$'
+		  OR note::pg_catalog.numeric OPERATOR(pg_catalog.<) 1
+		  OR note::pg_catalog.numeric OPERATOR(pg_catalog.>) 3600 THEN
+		RAISE EXCEPTION 'invalid value for "snowflake_registry.lease" in the settings of database "%": "%"',
+			pg_catalog.current_database(), note
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'It is the lease in seconds, from 1 to 3600, of the registry last dropped from this database, as the drop notes it.';
+	END IF;
+	RETURN pg_catalog.make_interval(secs => note::pg_catalog.float8);
+END
+$$;
+
 -- What the registry is told to keep: the lease, how long a silent claim
 -- stays reserved for its login, and the epoch.
 CREATE TABLE snowflake_registry.settings (
 	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
 	-- how far ahead of the registry's clock a promise may reach
 	-- (in hours, minutes and seconds: a month or a day added to a time is
-	-- one of the calendar, from 28 to 31 days and from 23 to 25 hours)
-	lease interval NOT NULL DEFAULT interval '30 s'
+	-- one of the calendar, from 28 to 31 days and from 23 to 25 hours); a
+	-- new install takes the lease of the registry dropped before it here
+	lease interval NOT NULL
+		DEFAULT coalesce(snowflake_registry.noted_lease(), interval '30 s')
 		CHECK (lease BETWEEN interval '1 s' AND interval '1 hour')
 		CONSTRAINT lease_in_hours_minutes_seconds
 		CHECK (EXTRACT(year FROM lease) = 0 AND EXTRACT(month FROM lease) = 0
@@ -433,16 +483,8 @@ RETURNS timestamptz
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-	note text;
+	note text := snowflake_registry.note('floor');
 BEGIN
-	SELECT pg_catalog.substr(c.setting, 26) INTO note
-	FROM pg_catalog.pg_db_role_setting r
-	CROSS JOIN LATERAL pg_catalog.unnest(r.setconfig) c(setting)
-	WHERE r.setrole OPERATOR(pg_catalog.=) 0
-	  AND r.setdatabase OPERATOR(pg_catalog.=)
-		  (SELECT d.oid FROM pg_catalog.pg_database d
-		   WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
-	  AND pg_catalog.starts_with(c.setting, 'snowflake_registry.floor=');
 	IF note IS NULL THEN
 		RETURN NULL;
 	ELSIF note OPERATOR(pg_catalog.!~) '^[0-9]{1,11}(\.[0-9]{1,6})?$' THEN
@@ -477,10 +519,13 @@ $$;
 -- ... CASCADE, DROP OWNED) runs, note in this database's settings the floor
 -- above which a registry made here next must start: every promise and
 -- floor recorded, and the floor of an epoch starting now.  A new install
--- knows nothing of the old one's claims nor of its lease, and a holder cut
--- off from the registry while it was replaced generates up to its promise:
--- the new install's first epoch starts above the note (epoch_floor), so no
--- new holder of that pair meets it.  An event trigger cannot tell what a
+-- knows nothing of the old one's claims, and a holder cut off from the
+-- registry while it was replaced generates up to its promise: the new
+-- install's first epoch starts above the note (epoch_floor), so no new
+-- holder of that pair meets it.  Note the lease too, which the new install
+-- takes (noted_lease): under the default lease, longer, its promises would
+-- pass the epoch floor of a copy of the old registry promoted or restored
+-- later (a review made 5,868 IDs twice so, with a lease of 5 s).  An event trigger cannot tell what a
 -- command will drop, so every such command of this database notes it,
 -- where its role could drop the registry: with the rights of the
 -- extension's owner or of its schema's (refused, saying why, where it has
@@ -511,6 +556,7 @@ DECLARE
 	ext_owner pg_catalog.oid;
 	schema_owner pg_catalog.oid;
 	f timestamptz;
+	l interval;
 BEGIN
 	SELECT e.extowner, n.nspowner INTO ext_owner, schema_owner
 	FROM pg_catalog.pg_extension e
@@ -539,6 +585,14 @@ BEGIN
 	END IF;
 	LOCK TABLE snowflake_registry.settings, snowflake_registry.claims
 		IN EXCLUSIVE MODE;
+	-- the lease, with or without claims: a copy of this registry, which the
+	-- next install cannot see, assumes promises no longer than it
+	SELECT s.lease INTO l FROM snowflake_registry.settings s;
+	IF l IS NOT NULL AND l IS DISTINCT FROM snowflake_registry.noted_lease() THEN
+		EXECUTE pg_catalog.format('ALTER DATABASE %I SET snowflake_registry.lease = %L',
+			pg_catalog.current_database(),
+			EXTRACT(epoch FROM l)::pg_catalog.text);
+	END IF;
 	IF NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
 		RETURN;
 	END IF;
@@ -1644,6 +1698,10 @@ COMMENT ON FUNCTION snowflake_registry.epoch_key() IS
 	'The key of the registry''s history: timeline, postmaster start, database and claims table (internal).';
 COMMENT ON FUNCTION snowflake_registry.epoch() IS
 	'The registry''s epoch and its floor, starting a new epoch when the key changed (internal).';
+COMMENT ON FUNCTION snowflake_registry.note(text) IS
+	'A note that a drop of the registry left in this database''s settings for the next install (internal).';
+COMMENT ON FUNCTION snowflake_registry.noted_lease() IS
+	'The lease of the registry dropped from this database, which a new install takes (internal).';
 COMMENT ON FUNCTION snowflake_registry.noted_floor() IS
 	'The floor a registry dropped from this database noted for the next one (internal).';
 COMMENT ON FUNCTION snowflake_registry.note_floor() IS

@@ -1446,6 +1446,27 @@ SELECT status, worker_id FROM snowflake_registry.claim(0, 1,
 RESET SESSION AUTHORIZATION;
 SELECT worker_id, floor > clock_timestamp() + interval '110 min' AS above_the_later_note
 FROM snowflake_registry.claims ORDER BY worker_id;
+-- a new install takes the lease of the registry dropped before it (1 s),
+-- not the longer default: a copy of the old registry promoted or restored
+-- later starts its epoch under the old lease, below the promises the
+-- default would let the new one make (a review made 5,868 IDs twice so,
+-- through an asynchronous standby that missed a reinstall, 5 s to 30 s)
+DROP EXTENSION snowflake_registry;
+SELECT c AS note FROM pg_db_role_setting r, unnest(r.setconfig) c
+WHERE r.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND c LIKE 'snowflake\_registry.lease=%';
+CREATE EXTENSION snowflake_registry;
+SELECT lease FROM snowflake_registry.settings;
+-- a note that is not a lease in seconds, 1 to 3600, stops the install
+DROP EXTENSION snowflake_registry;
+SELECT format('ALTER DATABASE %I SET snowflake_registry.lease = %L',
+	current_database(), '7200') \gexec
+\set SHOW_CONTEXT never
+CREATE EXTENSION snowflake_registry;
+\set SHOW_CONTEXT errors
+SELECT format('ALTER DATABASE %I SET snowflake_registry.lease = %L',
+	current_database(), '1') \gexec
+CREATE EXTENSION snowflake_registry;
 -- a drop in a transaction whose snapshot may be older than the command is
 -- refused: it could miss a promise
 BEGIN ISOLATION LEVEL REPEATABLE READ;
