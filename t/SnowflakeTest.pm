@@ -363,7 +363,7 @@ sub fleet_doc_registry_sql
 sub fleet_doc_login_sql
 {
 	my ($login) = @_;
-	my ($sql) = fleet_doc_registry_sql() =~ /^(CREATE ROLE server_paris_1 LOGIN .*?;)$/m
+	my ($sql) = fleet_doc_registry_sql() =~ /^(CREATE ROLE server_paris_1 LOGIN [^;]*;)$/m
 	  or die 'docs/fleet.md has no server login in its registry setup';
 	$sql =~ s/server_paris_1/"$login"/;
 	return $sql;
