@@ -112,7 +112,8 @@ clean_pg_tree()
 }
 
 # count_results: "PASSED FAILED" from the output of one test run on stdin,
-# read from the runner's own summary.  pg_regress and pg_isolation_regress
+# read from the runner's own summary (and prove's "Bailout called.", a failed
+# test).  pg_regress and pg_isolation_regress
 # end with "All N tests passed.", "N of M tests failed." or, with ignored
 # tests, "N of M tests passed, ..." ("# " before it from PostgreSQL 16 on).
 # prove ends with "Files=F, Tests=N, ..." (N counts every assertion run,
@@ -153,6 +154,10 @@ count_results()
 		regress_passed += w[1]
 		regress_failed += w[3] - w[1]
 	}
+	# a TAP file that bails out stops prove, whose summary then counts
+	# only the files that ran: the bailout is a failed test, and the files
+	# it kept from running are missing from the count
+	/^Bailout called\./ { tap_failed += 1 }
 	/^Files=[0-9]+, Tests=[0-9]+,/ {
 		end_file()
 		n = $0
@@ -303,6 +308,12 @@ run_tests()
 			}
 		done
 		tap_failure_logs "$name" "$dir" "$out"
+		if grep -q '^Bailout called' "$out"; then
+			{
+				echo "--- $name: $(grep -m1 '^Bailout called' "$out")"
+				unfinished_tap_logs "$name" "$dir" "$out"
+			} >>"$failures"
+		fi
 	fi
 }
 

@@ -42,9 +42,13 @@ libfaketime 0.9.10 reads the real clock inside its select() wrapper, and up
 to PostgreSQL 15 the postmaster forks the autovacuum launcher, the WAL writer
 and the background workers (snowflake's among them) from signal handlers
 that run inside its select(): those children would run on the real clock.
-So a small preload library, t/faketime_select.c, is built at the first
+So a small preload library, t/faketime_shim.c, is built at the first
 start with the compiler of C<pg_config --cc> and put before libfaketime in
-LD_PRELOAD; its select() bypasses libfaketime's (see that file).  The first
+LD_PRELOAD; its select() bypasses libfaketime's.  It also answers a clock
+read made inside a signal handler (PostgreSQL's SIGALRM handler makes one
+while a timeout is active) without libfaketime, whose reading of the clock
+file allocates memory there and corrupted a registry's heap (see that
+file).  The first
 start_node() of each test (or faketime_env()) checks with a throwaway node,
 a test of its own, that the processes the postmaster forks from its signal
 handlers are on the faked clock.
@@ -981,24 +985,25 @@ sub set_clock
 }
 
 # the preload library that keeps libfaketime's select() from leaving the
-# children the postmaster forks from its signal handlers on the real clock
-# (see t/faketime_select.c), built once per test; undef where it could not be
+# children the postmaster forks from its signal handlers on the real clock,
+# and libfaketime out of clock reads in signal handlers (see
+# t/faketime_shim.c), built once per test; undef where it could not be
 # built, which the check of _check_children_faked then reports where it
 # matters
-my $select_shim;
-my $select_shim_tried;
+my $faketime_shim;
+my $faketime_shim_tried;
 
-sub _select_shim
+sub _faketime_shim
 {
-	return $select_shim if $select_shim_tried;
-	$select_shim_tried = 1;
+	return $faketime_shim if $faketime_shim_tried;
+	$faketime_shim_tried = 1;
 
-	my $src = dirname(__FILE__) . '/faketime_select.c';
+	my $src = dirname(__FILE__) . '/faketime_shim.c';
 	my $cc  = eval { (run_command([ 'pg_config', '--cc' ]))[0] } // '';
 	chomp $cc;
 	my @cc = $cc =~ /\S/ ? split(' ', $cc) : ('cc');
-	my $so = PostgreSQL::Test::Utils::tempdir('faketime_select')
-	  . '/faketime_select.so';
+	my $so = PostgreSQL::Test::Utils::tempdir('faketime_shim')
+	  . '/faketime_shim.so';
 	my ($out, $err) = ('', '');
 	my $built = eval {
 		IPC::Run::run(
@@ -1007,7 +1012,7 @@ sub _select_shim
 	};
 	if ($built && -f $so)
 	{
-		$select_shim = $so;
+		$faketime_shim = $so;
 	}
 	else
 	{
@@ -1015,7 +1020,7 @@ sub _select_shim
 		  . "forks from signal handlers may run on the real clock): "
 		  . ($@ || "$out$err");
 	}
-	return $select_shim;
+	return $faketime_shim;
 }
 
 # the environment that makes libfaketime fake the postmaster's clock; none
@@ -1027,7 +1032,7 @@ sub _faketime_env
 
 	my %env = (
 		LD_PRELOAD =>
-		  join(':', grep { defined } _select_shim(), $libfaketime),
+		  join(':', grep { defined } _faketime_shim(), $libfaketime),
 		FAKETIME_TIMESTAMP_FILE      => $clock_file{ $node->name },
 		FAKETIME_DONT_FAKE_MONOTONIC => '1');
 
@@ -1106,7 +1111,7 @@ sub faketime_env
 # its signal handlers, such as the autovacuum launcher and the logical
 # replication launcher (a background worker, started as snowflake's are).
 # With libfaketime's select() wrapper and a PostgreSQL 15 postmaster they ran
-# on the real clock; see t/faketime_select.c.
+# on the real clock; see t/faketime_shim.c.
 my $children_checked;
 
 sub _check_children_faked
