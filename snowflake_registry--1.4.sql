@@ -980,8 +980,9 @@ $$;
 --   * a claim of an earlier incarnation of the same postmaster (the same
 --     token: a crash restart) is taken at once, above its floor alone;
 --   * a claim of this login, or reassigned to it, is its own (for a login
---     allowed more than one, one it may take at once first; then the
---     preferred id, then the one extended last): taken at once if idle,
+--     allowed more than one, one it may take at once first; for a login
+--     allowed one, one it may not take yet first; then the preferred id,
+--     then the one extended last): taken at once if idle,
 --     released and confirmed, or with its promise behind the registry's
 --     clock; otherwise 'refused' (another start of this login holds it: a
 --     running copy, or a previous start whose promise has not passed) or
@@ -1017,6 +1018,7 @@ DECLARE
 	free_id integer;
 	fleet text;
 	dc integer := claim.datacenter_id;
+	many boolean;
 BEGIN
 	layout := snowflake_registry.layout_of(layout);
 	IF dc IS NULL OR dc NOT BETWEEN 0 AND 1073741823 OR
@@ -1040,6 +1042,7 @@ BEGIN
 	END IF;
 	SELECT * INTO ep FROM snowflake_registry.epoch();
 	PERFORM snowflake_registry.legacy_refresh(dc);
+	many := snowflake_registry.allowance(SESSION_USER) OPERATOR(pg_catalog.>) 1;
 
 	-- this start's claim, asked for again
 	SELECT * INTO c FROM snowflake_registry.claims s
@@ -1082,10 +1085,11 @@ BEGIN
 	-- this system.  For a login allowed more than one claim, one it may
 	-- take at once comes first: the others are held by its other servers,
 	-- and its idle or expired claim, which still counts, would be left
-	-- unused.  A login allowed one has one server: a start that finds its
-	-- claim held is a copy of a running server, refused even when the
-	-- login owns another claim (left over from a larger allowance, or
-	-- reassigned to it).
+	-- unused.  A login allowed one has one server, so for it a claim it may
+	-- not take yet comes first: a start that finds one held is a copy of a
+	-- running server, refused even when the login owns another claim it
+	-- could take (left over from a larger allowance, or reassigned to it),
+	-- whichever of the two was touched last.
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
@@ -1094,8 +1098,7 @@ BEGIN
 		   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
 		   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
 			   AND s.state OPERATOR(pg_catalog.<>) 'released'))
-	ORDER BY (snowflake_registry.allowance(SESSION_USER) OPERATOR(pg_catalog.>) 1
-			  AND snowflake_registry.free_to_owner(s)) DESC,
+	ORDER BY snowflake_registry.free_to_owner(s) OPERATOR(pg_catalog.=) many DESC,
 			 s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
 			 s.extended_at DESC
 	LIMIT 1

@@ -446,11 +446,18 @@ SELECT snowflake_registry.allow('server_paris_2', 1);
 RESET ROLE;
 -- allowed one claim again, the login has one server: a copy of the one
 -- running (its id asked for) is refused, though the login owns an idle
--- claim left over from the larger allowance
+-- claim left over from the larger allowance; so is a start that asks for
+-- no id, though that idle claim went idle after the running one's last
+-- extension (helper-40's N8)
 SET SESSION AUTHORIZATION server_paris_2;
 BEGIN;
 SELECT pg_temp.idle(1, 2, 23, 1, 23);
 SELECT status, worker_id FROM pg_temp.claim(1, 27, 27, preferred => 5);
+ROLLBACK;
+BEGIN;
+SELECT status, version FROM pg_temp.extend(1, 5, 21, 1, 21, 2102);
+SELECT pg_temp.idle(1, 2, 23, 1, 23);
+SELECT status, worker_id FROM pg_temp.claim(1, 28, 28);
 ROLLBACK;
 RESET SESSION AUTHORIZATION;
 -- a server whose layout is not the fleet's, recorded at the first claim,
@@ -554,10 +561,14 @@ SET SESSION AUTHORIZATION server_paris_6;
 SELECT * FROM pg_temp.claim(1, 64, 64, max_worker => 0);
 SET SESSION AUTHORIZATION server_paris_1;
 SELECT * FROM pg_temp.claim(1, 9, 9, max_worker => 0);
--- the holder learns it, stops, confirms; the login named takes it
+-- the holder learns it, stops, confirms.  The login named, allowed one
+-- claim, has a server running on worker 2: another start of it is a second
+-- server, refused; once that one stops, the start takes worker 0
 SELECT * FROM pg_temp.extend(1, 0, 4, 4, 4, 41);
 SELECT pg_temp.idle(1, 0, 4, 4, 4);
 SET SESSION AUTHORIZATION server_paris_2;
+SELECT status, worker_id FROM pg_temp.claim(1, 25, 25, preferred => 0);
+SELECT pg_temp.idle(1, 2, 23, 1, 23);
 SELECT * FROM pg_temp.claim(1, 25, 25, preferred => 0);
 RESET SESSION AUTHORIZATION;
 
