@@ -19,7 +19,7 @@ PGFILEDESC = "snowflake - Twitter-Snowflake IDs generated inside PostgreSQL"
 # Tests run against throwaway servers that pg_regress starts itself.
 REGRESS = layout generate errors toolbox between partition migrate upgrade comments
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=$(srcdir)/test/preload.conf
-ISOLATION = interleave registry_layout registry_drop registry_limit registry_epoch registry_lease
+ISOLATION = interleave registry_layout registry_drop registry_limit registry_allowance registry_epoch registry_lease
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=$(srcdir)/test/preload.conf
 TAP_TESTS = 1
 

@@ -174,7 +174,9 @@ CREATE TABLE snowflake_registry.datacenters (
 		CHECK (datacenter_id BETWEEN 0 AND 1073741823)
 );
 
--- The logins that may hold more than one claim.
+-- Every login that claimed, and how many claims it may hold (1 unless an
+-- operator allowed more).  Each claim locks its login's row, so that two
+-- starts of one login count each other's claims.
 CREATE TABLE snowflake_registry.logins (
 	login name PRIMARY KEY,
 	claims integer NOT NULL
@@ -1042,6 +1044,15 @@ BEGIN
 	END IF;
 	SELECT * INTO ep FROM snowflake_registry.epoch();
 	PERFORM snowflake_registry.legacy_refresh(dc);
+	-- one claim of a login at a time: two starts of it (copies of a
+	-- server, or servers sharing the login), each counting its claims
+	-- without the other's, would together hold more than it may.  The
+	-- login's own row, so that no other login waits.
+	INSERT INTO snowflake_registry.logins AS l VALUES (SESSION_USER, 1)
+	ON CONFLICT (login) DO NOTHING;
+	PERFORM FROM snowflake_registry.logins l
+	WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER
+	FOR UPDATE;
 	many := snowflake_registry.allowance(SESSION_USER) OPERATOR(pg_catalog.>) 1;
 
 	-- this start's claim, asked for again
