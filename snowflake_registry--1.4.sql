@@ -986,7 +986,9 @@ $$;
 --     allowed one, one it may not take yet first; then the preferred id,
 --     then the one extended last): taken at once if idle,
 --     released and confirmed, or with its promise behind the registry's
---     clock; otherwise 'refused' (another start of this login holds it: a
+--     clock, unless the login's claims held with their promise ahead, in
+--     any datacenter, are as many as it may hold ('limit'); otherwise
+--     'refused' (another start of this login holds it: a
 --     running copy, or a previous start whose promise has not passed) or
 --     'waiting' (reassigned, its holder not done), with retry_at; unless the
 --     login may hold more claims than it does (snowflake_registry.allow):
@@ -1020,7 +1022,7 @@ DECLARE
 	free_id integer;
 	fleet text;
 	dc integer := claim.datacenter_id;
-	many boolean;
+	allowed integer;
 BEGIN
 	layout := snowflake_registry.layout_of(layout);
 	IF dc IS NULL OR dc NOT BETWEEN 0 AND 1073741823 OR
@@ -1053,7 +1055,7 @@ BEGIN
 	PERFORM FROM snowflake_registry.logins l
 	WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER
 	FOR UPDATE;
-	many := snowflake_registry.allowance(SESSION_USER) OPERATOR(pg_catalog.>) 1;
+	allowed := snowflake_registry.allowance(SESSION_USER);
 
 	-- this start's claim, asked for again
 	SELECT * INTO c FROM snowflake_registry.claims s
@@ -1109,18 +1111,30 @@ BEGIN
 		   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
 		   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
 			   AND s.state OPERATOR(pg_catalog.<>) 'released'))
-	ORDER BY snowflake_registry.free_to_owner(s) OPERATOR(pg_catalog.=) many DESC,
+	ORDER BY snowflake_registry.free_to_owner(s) OPERATOR(pg_catalog.=)
+			 (allowed OPERATOR(pg_catalog.>) 1) DESC,
 			 s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
 			 s.extended_at DESC
 	LIMIT 1
 	FOR UPDATE;
 	IF FOUND THEN
 		IF snowflake_registry.free_to_owner(c) THEN
+			-- not while the login's other servers, in any datacenter, hold
+			-- as many claims as it may have: the start would be one server
+			-- too many
+			IF (SELECT pg_catalog.count(*) FROM snowflake_registry.claims s
+				WHERE s.owner OPERATOR(pg_catalog.=) SESSION_USER
+				  AND s.state OPERATOR(pg_catalog.=) 'held'
+				  AND NOT snowflake_registry.free_to_owner(s))
+			   OPERATOR(pg_catalog.>=) allowed THEN
+				RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
+						   NULL)::snowflake_registry.answer;
+			END IF;
 			RETURN snowflake_registry.take(c, ep.number, ep.id, ep.floor, layout,
 				token, nonce, system_identifier, host, port, data_directory);
 		ELSIF c.legacy OR c.state OPERATOR(pg_catalog.<>) 'held' OR
 			  snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
-			  snowflake_registry.allowance(SESSION_USER) THEN
+			  allowed THEN
 			RETURN snowflake_registry.answer_of(c,
 				CASE WHEN c.state OPERATOR(pg_catalog.=) 'released'
 					 THEN 'waiting' ELSE 'refused' END,
@@ -1141,7 +1155,7 @@ BEGIN
 	-- it kept its transaction open); the count is read again under the
 	-- lock, for which another claim of this login may have waited.
 	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
-	   snowflake_registry.allowance(SESSION_USER) THEN
+	   allowed THEN
 		RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
 				   NULL)::snowflake_registry.answer;
 	END IF;
@@ -1149,7 +1163,7 @@ BEGIN
 	PERFORM FROM snowflake_registry.datacenters d
 	WHERE d.datacenter_id OPERATOR(pg_catalog.=) dc FOR UPDATE;
 	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
-	   snowflake_registry.allowance(SESSION_USER) THEN
+	   allowed THEN
 		RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
 				   NULL)::snowflake_registry.answer;
 	END IF;

@@ -582,6 +582,19 @@ SET ROLE snowflake_operator;
 SELECT datacenter_id, worker_id, owner, state, confirmed, version
 FROM pg_temp.status();
 RESET ROLE;
+-- server_paris_2, allowed one claim, runs on worker 0 of datacenter 1; an
+-- operator gives it worker 1 of datacenter 3, released and confirmed: a
+-- start of it there is one server too many ('limit'), not a second holder
+-- (helper-44's review of fbabe09)
+BEGIN;
+SET ROLE snowflake_operator;
+SET client_min_messages = warning;
+SELECT snowflake_registry.reassign(3, 1, 'server_paris_2') IS NOT NULL AS reassigned;
+RESET client_min_messages;
+RESET ROLE;
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT status, worker_id FROM pg_temp.claim(3, 29, 29, preferred => 1);
+ROLLBACK;
 
 --
 -- Finding 5: a login that can create objects where the registry's
