@@ -974,6 +974,40 @@ AS $$
 	  AND NOT snowflake_registry.free(s)
 $$;
 
+-- How many of a login's claims its servers run on: held, their promise
+-- ahead (a server generates up to it).  A start of the login takes or
+-- resumes a claim only while these are fewer than it may hold.
+CREATE FUNCTION snowflake_registry.running_claims(login name)
+RETURNS bigint
+LANGUAGE sql STABLE
+AS $$
+	SELECT pg_catalog.count(*) FROM snowflake_registry.claims s
+	WHERE s.owner OPERATOR(pg_catalog.=) running_claims.login
+	  AND s.state OPERATOR(pg_catalog.=) 'held'
+	  AND NOT snowflake_registry.free_to_owner(s)
+$$;
+
+-- Lock the row of the session's login, made if absent: the claims and
+-- extensions of one login run one at a time, so that each counts the
+-- claims the others took.  Taken before any claim's row, as everywhere.
+CREATE FUNCTION snowflake_registry.lock_login()
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	PERFORM FROM snowflake_registry.logins l
+	WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		INSERT INTO snowflake_registry.logins AS l VALUES (SESSION_USER, 1)
+		ON CONFLICT (login) DO NOTHING;
+		PERFORM FROM snowflake_registry.logins l
+		WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER
+		FOR UPDATE;
+	END IF;
+END
+$$;
+
 -- Claim a worker id in datacenter_id, from 0 to max_worker_id, for one start
 -- (token) of a server connected as its login, in one transaction; nonce
 -- starts the chain of its extensions.  The rules:
@@ -1045,16 +1079,13 @@ BEGIN
 				   fleet)::snowflake_registry.answer;
 	END IF;
 	SELECT * INTO ep FROM snowflake_registry.epoch();
-	PERFORM snowflake_registry.legacy_refresh(dc);
 	-- one claim of a login at a time: two starts of it (copies of a
 	-- server, or servers sharing the login), each counting its claims
 	-- without the other's, would together hold more than it may.  The
-	-- login's own row, so that no other login waits.
-	INSERT INTO snowflake_registry.logins AS l VALUES (SESSION_USER, 1)
-	ON CONFLICT (login) DO NOTHING;
-	PERFORM FROM snowflake_registry.logins l
-	WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER
-	FOR UPDATE;
+	-- login's own row, so that no other login waits; before any claim's
+	-- row, which the 1.3 claims' refresh may lock.
+	PERFORM snowflake_registry.lock_login();
+	PERFORM snowflake_registry.legacy_refresh(dc);
 	allowed := snowflake_registry.allowance(SESSION_USER);
 
 	-- this start's claim, asked for again
@@ -1122,10 +1153,7 @@ BEGIN
 			-- not while the login's other servers, in any datacenter, hold
 			-- as many claims as it may have: the start would be one server
 			-- too many
-			IF (SELECT pg_catalog.count(*) FROM snowflake_registry.claims s
-				WHERE s.owner OPERATOR(pg_catalog.=) SESSION_USER
-				  AND s.state OPERATOR(pg_catalog.=) 'held'
-				  AND NOT snowflake_registry.free_to_owner(s))
+			IF snowflake_registry.running_claims(SESSION_USER)
 			   OPERATOR(pg_catalog.>=) allowed THEN
 				RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
 						   NULL)::snowflake_registry.answer;
@@ -1263,6 +1291,7 @@ BEGIN
 	-- the fleet's, the settings', then the claim's
 	PERFORM FROM snowflake_registry.fleet f FOR SHARE;
 	SELECT * INTO ep FROM snowflake_registry.epoch();
+	PERFORM snowflake_registry.lock_login();
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) extend.datacenter_id
 	  AND s.worker_id OPERATOR(pg_catalog.=) extend.worker_id
@@ -1291,6 +1320,21 @@ BEGIN
 											snowflake_registry.holder(c));
 	ELSIF c.state OPERATOR(pg_catalog.<>) 'held' THEN
 		RETURN snowflake_registry.answer_of(c, 'released');
+	END IF;
+
+	-- a holder back after its promise passed, while another start of its
+	-- login took the login's last claim (a server rebuilt beside one cut
+	-- off): it is the server too many, and stops.  Its claim goes idle,
+	-- its promise kept, so that neither this start nor a restart of it
+	-- takes it back while the other runs.
+	IF c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp() AND
+	   snowflake_registry.running_claims(SESSION_USER) OPERATOR(pg_catalog.>=)
+	   snowflake_registry.allowance(SESSION_USER) THEN
+		UPDATE snowflake_registry.claims s SET state = 'idle'
+		WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
+		  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id
+		RETURNING * INTO c;
+		RETURN snowflake_registry.answer_of(c, 'moved');
 	END IF;
 
 	-- in a new epoch, a grant above its floor: the registry may have
@@ -1764,6 +1808,10 @@ COMMENT ON FUNCTION snowflake_registry.allowance(name) IS
 	'How many claims a login may hold (internal).';
 COMMENT ON FUNCTION snowflake_registry.claims_of(name) IS
 	'How many claims a login holds that are not free to others yet (internal).';
+COMMENT ON FUNCTION snowflake_registry.running_claims(name) IS
+	'How many claims of a login are held with their promise ahead (internal).';
+COMMENT ON FUNCTION snowflake_registry.lock_login() IS
+	'Locks the row of the session''s login, so that its claims and extensions run one at a time (internal).';
 COMMENT ON FUNCTION snowflake_registry.keep_claims() IS
 	'Refuses to delete a claim, whose row keeps its floor (internal).';
 COMMENT ON FUNCTION snowflake_registry.free(snowflake_registry.claims) IS
