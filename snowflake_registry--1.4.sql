@@ -1088,7 +1088,9 @@ BEGIN
 	PERFORM snowflake_registry.legacy_refresh(dc);
 	allowed := snowflake_registry.allowance(SESSION_USER);
 
-	-- this start's claim, asked for again
+	-- this start's claim, asked for again (not once its promise passed while
+	-- the login's other servers hold as many claims as it may have: see
+	-- below)
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
 	  AND s.token OPERATOR(pg_catalog.=) claim.token
@@ -1096,6 +1098,9 @@ BEGIN
 	  AND s.owner OPERATOR(pg_catalog.=) SESSION_USER
 	  AND s.state OPERATOR(pg_catalog.=) 'held'
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
+	  AND NOT (s.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp() AND
+			   snowflake_registry.running_claims(SESSION_USER)
+			   OPERATOR(pg_catalog.>=) allowed)
 	FOR UPDATE;
 	IF FOUND AND c.epoch_id OPERATOR(pg_catalog.=) ep.id THEN
 		RETURN snowflake_registry.answer_of(c, 'claimed');
@@ -1110,7 +1115,9 @@ BEGIN
 	-- so it takes the claim at once, above the floor alone.  Not once a copy
 	-- of the holder's memory was seen (forked): then the copies' IDs meet up
 	-- to their shared promise at most, and whoever takes the claim next
-	-- starts above it.
+	-- starts above it.  Nor, once its promise passed, while the login's
+	-- other servers hold as many claims as it may have (as extend() would
+	-- stop it): then it is the server too many.
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
 	  AND s.token OPERATOR(pg_catalog.=) claim.token
@@ -1118,6 +1125,9 @@ BEGIN
 	  AND s.state OPERATOR(pg_catalog.=) 'held'
 	  AND NOT s.forked
 	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
+	  AND NOT (s.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp() AND
+			   snowflake_registry.running_claims(SESSION_USER)
+			   OPERATOR(pg_catalog.>=) allowed)
 	FOR UPDATE;
 	IF FOUND THEN
 		c.promise := NULL;
@@ -1177,7 +1187,9 @@ BEGIN
 
 	-- a new claim: one at a time in a datacenter, within this login's
 	-- allowance (only here: another login never delays a server that takes
-	-- its own claim back, nor its extensions).  A login at its limit neither
+	-- its own claim back; a running server's extensions wait, up to the
+	-- lock timeout, only while another start of its login waits here with
+	-- that claim's row locked above).  A login at its limit neither
 	-- adds a datacenter (naming every id would fill the table) nor locks one
 	-- (it would delay every other login's new claims there for as long as
 	-- it kept its transaction open); the count is read again under the
@@ -1277,6 +1289,8 @@ DECLARE
 	ep record;
 	floor_ts timestamptz;
 	fleet text;
+	login_locked boolean := false;
+	expired boolean;
 BEGIN
 	IF datacenter_id IS NULL OR worker_id IS NULL OR token IS NULL OR
 	   version IS NULL OR nonce IS NULL OR new_nonce IS NULL THEN
@@ -1291,7 +1305,18 @@ BEGIN
 	-- the fleet's, the settings', then the claim's
 	PERFORM FROM snowflake_registry.fleet f FOR SHARE;
 	SELECT * INTO ep FROM snowflake_registry.epoch();
-	PERFORM snowflake_registry.lock_login();
+	-- the login's row before the claim's, as in claim(), but only for a
+	-- claim whose promise has passed: only then are the login's other
+	-- claims counted (below), and a running holder's extensions wait for
+	-- no other call of its login
+	IF EXISTS (SELECT FROM snowflake_registry.claims s
+			   WHERE s.datacenter_id OPERATOR(pg_catalog.=) extend.datacenter_id
+				 AND s.worker_id OPERATOR(pg_catalog.=) extend.worker_id
+				 AND s.owner OPERATOR(pg_catalog.=) SESSION_USER
+				 AND s.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()) THEN
+		PERFORM snowflake_registry.lock_login();
+		login_locked := true;
+	END IF;
 	SELECT * INTO c FROM snowflake_registry.claims s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) extend.datacenter_id
 	  AND s.worker_id OPERATOR(pg_catalog.=) extend.worker_id
@@ -1327,7 +1352,16 @@ BEGIN
 	-- off): it is the server too many, and stops.  Its claim goes idle,
 	-- its promise kept, so that neither this start nor a restart of it
 	-- takes it back while the other runs.
-	IF c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp() AND
+	expired := c.promise OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp();
+	IF expired AND NOT login_locked THEN
+		-- it passed between the two reads: the claim's row is locked now,
+		-- so the login's is taken without waiting (this round fails if
+		-- another call of the login holds it, and the next one retries)
+		PERFORM FROM snowflake_registry.logins l
+		WHERE l.login OPERATOR(pg_catalog.=) SESSION_USER
+		FOR UPDATE NOWAIT;
+	END IF;
+	IF expired AND
 	   snowflake_registry.running_claims(SESSION_USER) OPERATOR(pg_catalog.>=)
 	   snowflake_registry.allowance(SESSION_USER) THEN
 		UPDATE snowflake_registry.claims s SET state = 'idle'
@@ -1509,7 +1543,9 @@ AS $$
 $$;
 
 -- For operators: let a login hold more than one claim, for servers that
--- share it (1 restores the default).
+-- share it (1 restores the default).  A lower number stops no running
+-- server: it applies to the login's next starts, and to a server back
+-- after its promise passed.
 CREATE FUNCTION snowflake_registry.allow(login name, claims integer)
 RETURNS void
 LANGUAGE sql VOLATILE STRICT SECURITY DEFINER

@@ -611,6 +611,18 @@ SELECT worker_id, state, promise < clock_timestamp() AS promise_passed
 FROM snowflake_registry.claims WHERE datacenter_id = 1 AND worker_id IN (0, 2)
 ORDER BY worker_id;
 ROLLBACK;
+-- nor does it take its claim back by a crash restart (the same token), or
+-- by asking for its claim again (the same nonce: its answer lost), before
+-- it extends (helper-46's review of e2697db)
+BEGIN;
+UPDATE snowflake_registry.claims SET promise = clock_timestamp() - interval '1 s'
+WHERE datacenter_id = 1 AND worker_id = 0;
+SET SESSION AUTHORIZATION server_paris_2;
+SELECT status, worker_id FROM pg_temp.claim(1, 30, 30, preferred => 2);
+SELECT status, worker_id FROM pg_temp.claim(1, 25, 2503);
+SELECT status, worker_id FROM pg_temp.claim(1, 25, 25);
+RESET SESSION AUTHORIZATION;
+ROLLBACK;
 
 --
 -- Finding 5: a login that can create objects where the registry's
