@@ -987,9 +987,10 @@ AS $$
 	  AND NOT snowflake_registry.free_to_owner(s)
 $$;
 
--- Lock the row of the session's login, made if absent: the claims and
--- extensions of one login run one at a time, so that each counts the
--- claims the others took.  Taken before any claim's row, as everywhere.
+-- Lock the row of the session's login, made if absent: the claims of one
+-- login, and the extensions of its claims whose promise passed, run one
+-- at a time, so that each counts the claims the others took.  Taken
+-- before any claim's row, as everywhere.
 CREATE FUNCTION snowflake_registry.lock_login()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -1847,7 +1848,7 @@ COMMENT ON FUNCTION snowflake_registry.claims_of(name) IS
 COMMENT ON FUNCTION snowflake_registry.running_claims(name) IS
 	'How many claims of a login are held with their promise ahead (internal).';
 COMMENT ON FUNCTION snowflake_registry.lock_login() IS
-	'Locks the row of the session''s login, so that its claims and extensions run one at a time (internal).';
+	'Locks the row of the session''s login, so that its claims, and the extensions of its claims whose promise passed, run one at a time (internal).';
 COMMENT ON FUNCTION snowflake_registry.keep_claims() IS
 	'Refuses to delete a claim, whose row keeps its floor (internal).';
 COMMENT ON FUNCTION snowflake_registry.free(snowflake_registry.claims) IS
