@@ -596,24 +596,12 @@ SET SESSION AUTHORIZATION server_paris_2;
 SELECT status, worker_id FROM pg_temp.claim(3, 29, 29, preferred => 1);
 ROLLBACK;
 -- its server is cut off and its promise passes; a server of the login
--- rebuilt meanwhile takes its idle worker 2.  The first one, back, is the
--- server too many: its extension answers 'moved', its claim goes idle
--- with its promise, and a claim of it again is refused (helper-45's A1)
-BEGIN;
-UPDATE snowflake_registry.claims SET promise = clock_timestamp() - interval '1 s'
-WHERE datacenter_id = 1 AND worker_id = 0;
-SET SESSION AUTHORIZATION server_paris_2;
-SELECT status, worker_id FROM pg_temp.claim(1, 30, 30, preferred => 2);
-SELECT status, worker_id, version FROM pg_temp.extend(1, 0, 25, 5, 25, 2501);
-SELECT status, worker_id FROM pg_temp.claim(1, 25, 2502);
-RESET SESSION AUTHORIZATION;
-SELECT worker_id, state, promise < clock_timestamp() AS promise_passed
-FROM snowflake_registry.claims WHERE datacenter_id = 1 AND worker_id IN (0, 2)
-ORDER BY worker_id;
-ROLLBACK;
--- nor does it take its claim back by a crash restart (the same token), or
--- by asking for its claim again (the same nonce: its answer lost), before
--- it extends (helper-46's review of e2697db)
+-- rebuilt meanwhile takes its idle worker 2.  The first one is the server
+-- too many: it does not take its claim back by a crash restart (the same
+-- token), nor by asking for its claim again (the same nonce: its answer
+-- lost; helper-46's review of e2697db); back, its extension answers
+-- 'moved', its claim goes idle with its promise, and a claim of it again
+-- is refused (helper-45's A1)
 BEGIN;
 UPDATE snowflake_registry.claims SET promise = clock_timestamp() - interval '1 s'
 WHERE datacenter_id = 1 AND worker_id = 0;
@@ -621,7 +609,12 @@ SET SESSION AUTHORIZATION server_paris_2;
 SELECT status, worker_id FROM pg_temp.claim(1, 30, 30, preferred => 2);
 SELECT status, worker_id FROM pg_temp.claim(1, 25, 2503);
 SELECT status, worker_id FROM pg_temp.claim(1, 25, 25);
+SELECT status, worker_id, version FROM pg_temp.extend(1, 0, 25, 5, 25, 2501);
+SELECT status, worker_id FROM pg_temp.claim(1, 25, 2502);
 RESET SESSION AUTHORIZATION;
+SELECT worker_id, state, promise < clock_timestamp() AS promise_passed
+FROM snowflake_registry.claims WHERE datacenter_id = 1 AND worker_id IN (0, 2)
+ORDER BY worker_id;
 ROLLBACK;
 
 --
