@@ -1144,21 +1144,40 @@ BEGIN
 	-- not take yet comes first: a start that finds one held is a copy of a
 	-- running server, refused even when the login owns another claim it
 	-- could take (left over from a larger allowance, or reassigned to it),
-	-- whichever of the two was touched last.
-	SELECT * INTO c FROM snowflake_registry.claims s
-	WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
-	  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
-	  AND ((s.owner OPERATOR(pg_catalog.=) SESSION_USER
-			AND s.state OPERATOR(pg_catalog.<>) 'released')
-		   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
-		   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
-			   AND s.state OPERATOR(pg_catalog.<>) 'released'))
-	ORDER BY snowflake_registry.free_to_owner(s) OPERATOR(pg_catalog.=)
-			 (allowed OPERATOR(pg_catalog.>) 1) DESC,
-			 s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
-			 s.extended_at DESC
-	LIMIT 1
-	FOR UPDATE;
+	-- whichever of the two was touched last.  Read without a lock: a start
+	-- that goes on to a new claim must not hold the row of a claim its
+	-- login's other server runs on, or that server's extensions would wait
+	-- for as long as the start waits for a datacenter below.  The claim it
+	-- takes is locked and read again; if an operator, or another login
+	-- taking a free claim, moved it meanwhile, the login's claims are read
+	-- again (FOUND then tells whether one was found).
+	LOOP
+		SELECT * INTO c FROM snowflake_registry.claims s
+		WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
+		  AND s.worker_id OPERATOR(pg_catalog.<=) max_worker_id
+		  AND ((s.owner OPERATOR(pg_catalog.=) SESSION_USER
+				AND s.state OPERATOR(pg_catalog.<>) 'released')
+			   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
+			   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
+				   AND s.state OPERATOR(pg_catalog.<>) 'released'))
+		ORDER BY snowflake_registry.free_to_owner(s) OPERATOR(pg_catalog.=)
+				 (allowed OPERATOR(pg_catalog.>) 1) DESC,
+				 s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
+				 s.extended_at DESC
+		LIMIT 1;
+		EXIT WHEN NOT FOUND OR NOT snowflake_registry.free_to_owner(c);
+		SELECT * INTO c FROM snowflake_registry.claims s
+		WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
+		  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id
+		  AND ((s.owner OPERATOR(pg_catalog.=) SESSION_USER
+				AND s.state OPERATOR(pg_catalog.<>) 'released')
+			   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
+			   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
+				   AND s.state OPERATOR(pg_catalog.<>) 'released'))
+		  AND snowflake_registry.free_to_owner(s)
+		FOR UPDATE;
+		EXIT WHEN FOUND;
+	END LOOP;
 	IF FOUND THEN
 		IF snowflake_registry.free_to_owner(c) THEN
 			-- not while the login's other servers, in any datacenter, hold
@@ -1188,13 +1207,13 @@ BEGIN
 
 	-- a new claim: one at a time in a datacenter, within this login's
 	-- allowance (only here: another login never delays a server that takes
-	-- its own claim back; a running server's extensions wait, up to the
-	-- lock timeout, only while another start of its login waits here with
-	-- that claim's row locked above).  A login at its limit neither
-	-- adds a datacenter (naming every id would fill the table) nor locks one
-	-- (it would delay every other login's new claims there for as long as
-	-- it kept its transaction open); the count is read again under the
-	-- lock, for which another claim of this login may have waited.
+	-- its own claim back, and a start that waits here locked none of its
+	-- login's claims above, so that the login's running servers extend
+	-- theirs meanwhile).  A login at its limit neither adds a datacenter
+	-- (naming every id would fill the table) nor locks one (it would delay
+	-- every other login's new claims there for as long as it kept its
+	-- transaction open); the count is read again under the lock, for which
+	-- another claim of this login may have waited.
 	IF snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.>=)
 	   allowed THEN
 		RETURN ROW('limit', NULL, NULL, NULL, NULL, NULL, NULL,
