@@ -241,7 +241,9 @@ sub reg
 }
 
 # The servers.  A 1.3 server claims as 1.3's docs said, through the login
-# snowflake_worker, with 1.3's shortest reclaim lease; a 1.4 server through
+# snowflake_worker, with 1.3's shortest reclaim lease, and with
+# registry_require_check_in on, as docs/operations.md tells operators to set
+# it for the upgrade; a 1.4 server through
 # a login of its own, named as the server.  The settings of registry mode
 # are in registry.conf, which an upgrade rewrites.
 my $registry_conf = 'registry.conf';
@@ -262,6 +264,7 @@ snowflake.registry_check_in_interval = 200
 };
 	$conf .= qq{snowflake.registry_takeover_delay = '2s'
 snowflake.registry_reclaim_lease = '1min'
+snowflake.registry_require_check_in = on
 } if $release eq '1.3';
 	open my $fh, '>', $node->data_dir . "/$registry_conf"
 	  or die "could not write $registry_conf: $!";
