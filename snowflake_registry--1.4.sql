@@ -1147,10 +1147,12 @@ BEGIN
 	-- whichever of the two was touched last.  Read without a lock: a start
 	-- that goes on to a new claim must not hold the row of a claim its
 	-- login's other server runs on, or that server's extensions would wait
-	-- for as long as the start waits for a datacenter below.  The claim it
-	-- takes is locked and read again; if an operator, or another login
-	-- taking a free claim, moved it meanwhile, the login's claims are read
-	-- again (FOUND then tells whether one was found).
+	-- for as long as the start waits for a datacenter below.  A claim is
+	-- taken, or refused, only as read again under its lock (its promise,
+	-- state and holder may have changed since the first read: a claim
+	-- whose holder is marking it idle, as at a switchover, is taken once
+	-- that commits); if an operator, or another login taking a free claim,
+	-- moved it meanwhile, the login's claims are read again.
 	LOOP
 		SELECT * INTO c FROM snowflake_registry.claims s
 		WHERE s.datacenter_id OPERATOR(pg_catalog.=) dc
@@ -1165,7 +1167,13 @@ BEGIN
 				 s.worker_id IS NOT DISTINCT FROM preferred_worker_id DESC,
 				 s.extended_at DESC
 		LIMIT 1;
-		EXIT WHEN NOT FOUND OR NOT snowflake_registry.free_to_owner(c);
+		EXIT WHEN NOT FOUND;
+		-- held by another server of this login, which may hold one more:
+		-- on to a new claim, with no claim locked
+		EXIT WHEN NOT snowflake_registry.free_to_owner(c) AND
+			NOT c.legacy AND c.state OPERATOR(pg_catalog.=) 'held' AND
+			snowflake_registry.claims_of(SESSION_USER) OPERATOR(pg_catalog.<)
+			allowed;
 		SELECT * INTO c FROM snowflake_registry.claims s
 		WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
 		  AND s.worker_id OPERATOR(pg_catalog.=) c.worker_id
@@ -1174,11 +1182,8 @@ BEGIN
 			   OR s.reassigned_to OPERATOR(pg_catalog.=) SESSION_USER
 			   OR (s.legacy AND s.system_identifier OPERATOR(pg_catalog.=) claim.system_identifier
 				   AND s.state OPERATOR(pg_catalog.<>) 'released'))
-		  AND snowflake_registry.free_to_owner(s)
 		FOR UPDATE;
-		EXIT WHEN FOUND;
-	END LOOP;
-	IF FOUND THEN
+		CONTINUE WHEN NOT FOUND;
 		IF snowflake_registry.free_to_owner(c) THEN
 			-- not while the login's other servers, in any datacenter, hold
 			-- as many claims as it may have: the start would be one server
@@ -1202,8 +1207,9 @@ BEGIN
 				CASE WHEN c.owner OPERATOR(pg_catalog.=) SESSION_USER
 					 THEN snowflake_registry.holder(c) END);
 		END IF;
-		-- held by another server of this login, which may hold one more
-	END IF;
+		-- it changed since the first read (another server of this login
+		-- now holds it, and the login may hold one more): read again
+	END LOOP;
 
 	-- a new claim: one at a time in a datacenter, within this login's
 	-- allowance (only here: another login never delays a server that takes
