@@ -1213,9 +1213,11 @@ BEGIN
 
 	-- a new claim: one at a time in a datacenter, within this login's
 	-- allowance (only here: another login never delays a server that takes
-	-- its own claim back, and a start that waits here locked none of its
-	-- login's claims above, so that the login's running servers extend
-	-- theirs meanwhile).  A login at its limit neither adds a datacenter
+	-- its own claim back, and a start that waits here has locked none of
+	-- its login's claims above, so that the login's running servers extend
+	-- theirs meanwhile; but for one it locked after its first read found
+	-- it free, which was then extended: a lock cannot be given back before
+	-- the transaction ends).  A login at its limit neither adds a datacenter
 	-- (naming every id would fill the table) nor locks one (it would delay
 	-- every other login's new claims there for as long as it kept its
 	-- transaction open); the count is read again under the lock, for which
