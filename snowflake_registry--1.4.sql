@@ -1551,7 +1551,9 @@ BEGIN
 		c.worker_id, c.datacenter_id,
 		CASE WHEN c.legacy THEN c.extended_at OPERATOR(pg_catalog.+) c.legacy_reclaim_lease
 			 ELSE c.promise END
-		USING DETAIL = 'Until then the holder may still be generating IDs with it.';
+		USING DETAIL = CASE WHEN c.legacy
+			THEN 'Until then the holder, a 1.3 server, may still be generating IDs with it; and after that too, without snowflake.registry_require_check_in, for as long as it cannot reach the registry.'
+			ELSE 'Until then the holder may still be generating IDs with it.' END;
 	RETURN CASE WHEN c.legacy
 				THEN c.extended_at OPERATOR(pg_catalog.+) c.legacy_reclaim_lease
 				ELSE c.promise END;

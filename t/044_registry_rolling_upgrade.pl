@@ -683,7 +683,18 @@ like($first_err,
 # its next check-in and confirms, as at a release of 1.3; the claim passes
 # to n5 only then.
 my $n5 = new_server('n5', '1.4');
-reg("SELECT snowflake_registry.reassign(5, 2, 'n5')");
+my ($reassigned, $reassign_notice);
+$reg->psql(
+	'postgres',
+	"SELECT snowflake_registry.reassign(5, 2, 'n5')",
+	stdout => \$reassigned,
+	stderr => \$reassign_notice,
+	on_error_die => 1);
+like(
+	$reassign_notice,
+	qr/DETAIL:  Until then the holder, a 1\.3 server, may still be generating IDs with it; and after that too, without snowflake\.registry_require_check_in, for as long as it cannot reach the registry\./,
+	"1.4's reassign() of a 1.3 claim says how long its holder may still generate"
+);
 like(
 	wait_for_failed_insert($s3),
 	qr/this server's claim on worker id 2 of datacenter 5 was released on the registry/,
