@@ -1774,18 +1774,27 @@ BEGIN
 				  HINT = 'Let every standby that may be promoted replay this change, and take new backups. After promoting or restoring an older copy, run configure() with this lease again before the servers'' logins connect.';
 	END IF;
 EXCEPTION WHEN lock_not_available THEN
-	SELECT pg_catalog.string_agg(pg_catalog.format('%s (%s, %s, in a transaction since %s)',
-			a.pid, a.usename, a.state, a.xact_start), ', ' ORDER BY a.xact_start)
+	-- the sessions in a transaction, and the prepared transactions, which
+	-- hold their locks with no session (and across restarts)
+	SELECT pg_catalog.string_agg(o.what, ', ' ORDER BY o.since)
 	INTO open_sessions
-	FROM pg_catalog.pg_stat_activity a
-	WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
-	  AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
-	  AND a.xact_start IS NOT NULL;
+	FROM (SELECT pg_catalog.format('%s (%s, %s, in a transaction since %s)',
+			   a.pid, a.usename, a.state, a.xact_start), a.xact_start
+		  FROM pg_catalog.pg_stat_activity a
+		  WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+			AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+			AND a.xact_start IS NOT NULL
+		  UNION ALL
+		  SELECT pg_catalog.format('prepared transaction %L (%s, prepared at %s)',
+			   p.gid, p.owner, p.prepared), p.prepared
+		  FROM pg_catalog.pg_prepared_xacts p
+		  WHERE p.database OPERATOR(pg_catalog.=) pg_catalog.current_database())
+		 AS o(what, since);
 	RAISE EXCEPTION 'could not configure the registry: another transaction holds its settings or its layout'
 		USING ERRCODE = 'lock_not_available',
-			  DETAIL = pg_catalog.concat('Claims, extensions and operators'' calls hold them until their transactions end. Sessions of this database in a transaction, the oldest first: ',
+			  DETAIL = pg_catalog.concat('Claims, extensions and operators'' calls hold them until their transactions end. Sessions of this database in a transaction, and prepared transactions, the oldest first: ',
 										 coalesce(open_sessions, 'none'), '.'),
-			  HINT = 'End the session that keeps its transaction open (pg_terminate_backend), and configure again.';
+			  HINT = 'End the session that keeps its transaction open (pg_terminate_backend), or the prepared transaction (ROLLBACK PREPARED), and configure again.';
 END
 $$;
 

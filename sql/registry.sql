@@ -886,6 +886,32 @@ RESET SESSION AUTHORIZATION;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT lease FROM snowflake_registry.configure(lease => '3 s');
 ROLLBACK;
+-- a login that prepares its transaction after a call (helper-50's H3)
+-- holds the fleet's row with no session, across restarts too: a change
+-- of the lease that cannot wait names the prepared transaction, and how to
+-- end it
+SET SESSION AUTHORIZATION mallory;
+BEGIN;
+SELECT status IS NOT NULL AS answered
+FROM snowflake_registry.claim(7, 31, '1288834974657/41/5/5/12',
+	pg_temp.u(702), pg_temp.u(702));
+PREPARE TRANSACTION 'snowflake_held';
+RESET SESSION AUTHORIZATION;
+SET lock_timeout = '100ms';
+DO $$
+DECLARE
+	detail text;
+	hint text;
+BEGIN
+	PERFORM snowflake_registry.configure(lease => '3 s');
+EXCEPTION WHEN lock_not_available THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
+	RAISE NOTICE 'the detail names it: %; the hint: %',
+		detail LIKE '%prepared transaction ''snowflake_held'' (mallory, prepared at %', hint;
+END
+$$;
+RESET lock_timeout;
+ROLLBACK PREPARED 'snowflake_held';
 SET SESSION AUTHORIZATION mallory;
 -- bounds
 SELECT pg_temp.sqlstate_of(q) AS sqlstate, q AS query
