@@ -516,7 +516,7 @@ like(
 	'a change of the lease fails while a session holds the fleet\'s row');
 like(
 	$err,
-	qr/DETAIL: .*Sessions of this database in a transaction, the oldest first: \Q$holder_pid\E \([^,]+, active, in a transaction since /,
+	qr/DETAIL: .*Sessions of this database in a transaction, and prepared transactions, the oldest first: \Q$holder_pid\E \([^,]+, active, in a transaction since /,
 	'and names that session, running a statement');
 $registry->safe_psql('postgres', "SELECT pg_terminate_backend($holder_pid)");
 eval { $holder->quit };
