@@ -392,6 +392,11 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("could not generate a snowflake ID: the ID would pass the time the registry recorded for this server's claim"),
+			 copy.failure[0] != '\0' ?
+			 errdetail("The registry recorded that this server issues no ID later than %lld ms after snowflake.epoch until it extends the claim; the next ID is %lld ms later. The last check-in failed: %s",
+					   (long long) ceiling_ms,
+					   (long long) (end_ms - (int64) ceiling_ms),
+					   copy.failure) :
 			 errdetail("The registry recorded that this server issues no ID later than %lld ms after snowflake.epoch until it extends the claim; the next ID is %lld ms later.",
 					   (long long) ceiling_ms,
 					   (long long) (end_ms - (int64) ceiling_ms)),

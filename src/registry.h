@@ -136,7 +136,9 @@ typedef struct SnowflakeHeldClaim
  * of its own login only), and when, by the registry's clock at its answer,
  * it may pass (retry_in_ms, -1 if unknown); after a refusal for the
  * layout, holder is the fleet's layout.  reason is the registry's or
- * libpq's own words when it cannot be used.
+ * libpq's own words when it cannot be used; failure, those of the last
+ * check-in that failed while the claim was held (empty once one succeeds),
+ * which a call refused at the promise repeats.
  *
  * The gate reads the first two and worker_id on every ID without the lock.
  * fast_gate is the status in its low byte and, above, a generation that
@@ -163,6 +165,7 @@ typedef struct SnowflakeRegistryState
 	int64		retry_in_ms;
 	uint64		answered_us;
 	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
+	char		failure[SNOWFLAKE_REGISTRY_TEXT_LEN];
 } SnowflakeRegistryState;
 
 /* the shared state, set up at postmaster start (registry.c) */

@@ -47,8 +47,8 @@
 
 /*---- local variables ----*/
 
-/* the registry's last failure was logged; reset by a success */
-static bool registry_failure_logged = false;
+/* the reason of the registry's failure last logged; emptied by a success */
+static char logged_failure[SNOWFLAKE_REGISTRY_TEXT_LEN];
 
 /* the claim as the registry acknowledged it (see the header comment) */
 static SnowflakeHeldClaim held;
@@ -192,22 +192,40 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 }
 
 /*
+ * Keep in shared memory why the last check-in failed while a claim was held,
+ * or, with NULL, that one succeeded since: a call refused at the promise says
+ * why the promise was not extended (the log says each new reason once).
+ */
+static void
+registry_note_failure(const char *reason)
+{
+	SpinLockAcquire(&registry_state->mutex);
+	strlcpy(registry_state->failure, reason ? reason : "",
+			sizeof(registry_state->failure));
+	SpinLockRelease(&registry_state->mutex);
+}
+
+/*
  * The registry failed us (unreachable, or a call that raised an error): say
- * so once.  Before the first answer, backends are told why they wait; a
- * claim held stays usable up to its promise.
+ * so, again only where the reason is not the one said last (a registry
+ * unreachable, then one that cannot write, get a line each).  Before the
+ * first answer, backends are told why they wait; a claim held stays usable
+ * up to its promise.
  */
 static void
 registry_failed(SnowflakeClaimStatus status, const char *reason)
 {
+	if (status == CLAIM_HELD)
+		registry_note_failure(reason);
 	if (status == CLAIM_PENDING || status == CLAIM_UNREACHABLE)
 		registry_publish(CLAIM_UNREACHABLE, -1, false, NULL, reason);
-	else if (!registry_failure_logged)
+	else if (strcmp(logged_failure, reason) != 0)
 		ereport(LOG,
 				(status == CLAIM_HELD ?
 				 errmsg("the snowflake registry did not extend this server's claim; IDs are generated up to its promise while this server retries") :
 				 errmsg("the snowflake registry did not answer this server; it retries"),
 				 errdetail_internal("%s", reason)));
-	registry_failure_logged = true;
+	strlcpy(logged_failure, reason, sizeof(logged_failure));
 }
 
 /*---- the calls ----*/
@@ -587,11 +605,13 @@ registry_round(PGconn **conn, SnowflakeClaimStatus status)
 		if (!ShutdownRequestPending)
 			registry_failed(status, reason);
 	}
-	else if (registry_failure_logged)
+	else
 	{
-		ereport(LOG,
-				(errmsg("the snowflake registry answers this server again")));
-		registry_failure_logged = false;
+		registry_note_failure(NULL);
+		if (logged_failure[0] != '\0')
+			ereport(LOG,
+					(errmsg("the snowflake registry answers this server again")));
+		logged_failure[0] = '\0';
 	}
 }
 

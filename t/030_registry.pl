@@ -178,10 +178,15 @@ like(
 	'and says that the registry cannot be used');
 ok(!$c->log_contains('generating with the cached claim'),
 	'no cached claim is ever used');
+my $cut_off = wait_for_refusal($a, 30);
 like(
-	wait_for_refusal($a, 30),
+	$cut_off,
 	qr/55000: could not generate a snowflake ID: the ID would pass the time the registry recorded for this server's claim/,
 	'a holder cut off from the registry stops at its promise, and says so');
+like(
+	$cut_off,
+	qr/DETAIL: .*the next ID is \d+ ms later\. The last check-in failed: Could not connect to the registry: /s,
+	'and why its last check-in failed');
 ok( $a->log_contains(
 		"the snowflake registry did not extend this server's claim; IDs are generated up to its promise while this server retries"
 	),
@@ -197,6 +202,30 @@ is((wait_for_pair($c))[0], $pairs[2], 'the restarted server claims its own id ag
 ok(defined((wait_for_pair($a))[0]), 'and the holder generates again');
 ok($a->wait_for_log(qr/the snowflake registry answers this server again/),
 	"and its log says that the registry answers again");
+
+# A registry that answers but cannot write: a holder stops at its promise
+# and names the registry's error, though the registry is reachable.
+my $worker_sessions =
+  "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+  . "WHERE application_name = 'snowflake registry worker'";
+$registry->safe_psql('postgres',
+	'ALTER DATABASE postgres SET default_transaction_read_only = on');
+$registry->safe_psql('postgres', $worker_sessions);
+like(
+	wait_for_refusal($a, 30, qr/would pass the time the registry recorded/),
+	qr/DETAIL: .*The last check-in failed: .*read-only transaction/s,
+	'a holder whose registry turned read-only says why it stops at its promise');
+ok( $a->log_contains(
+		qr/did not extend this server's claim.*\n.*DETAIL: .*read-only transaction/
+	),
+	'and its log says so too, after the reason it said first');
+{
+	local $ENV{PGOPTIONS} = '-c default_transaction_read_only=off';
+	$registry->safe_psql('postgres',
+		'ALTER DATABASE postgres RESET default_transaction_read_only');
+	$registry->safe_psql('postgres', $worker_sessions);
+}
+ok(defined((wait_for_pair($a))[0]), 'and generates again once it may write');
 $new->stop;
 
 # A full datacenter: every worker id of datacenter 7 held by other logins
