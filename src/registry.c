@@ -400,7 +400,7 @@ snowflake_registry_recheck(uint64 gate, int64 end_ms)
 			 errdetail("The registry recorded that this server issues no ID later than %lld ms after snowflake.epoch until it extends the claim; the next ID is %lld ms later.",
 					   (long long) ceiling_ms,
 					   (long long) (end_ms - (int64) ceiling_ms)),
-			 errhint("Make the registry named by \"snowflake.registry\" reachable, and check the system clock.")));
+			 errhint("Make the registry named by \"snowflake.registry\" reachable and writable, and check the system clock.")));
 }
 
 /*

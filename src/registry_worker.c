@@ -47,8 +47,15 @@
 
 /*---- local variables ----*/
 
-/* the reason of the registry's failure last logged; emptied by a success */
-static char logged_failure[SNOWFLAKE_REGISTRY_TEXT_LEN];
+/*
+ * The first lines of the reasons the log gave for the registry's failures
+ * since it last answered, at most REGISTRY_REASONS_SAID of them: each is
+ * said once, so that reasons that alternate, or name another host of the
+ * registry each time, fill no log.
+ */
+#define REGISTRY_REASONS_SAID 8
+static char reasons_said[REGISTRY_REASONS_SAID][SNOWFLAKE_REGISTRY_TEXT_LEN];
+static int	n_reasons_said = 0;
 
 /* the claim as the registry acknowledged it (see the header comment) */
 static SnowflakeHeldClaim held;
@@ -194,7 +201,7 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 /*
  * Keep in shared memory why the last check-in failed while a claim was held,
  * or, with NULL, that one succeeded since: a call refused at the promise says
- * why the promise was not extended (the log says each new reason once).
+ * why the promise was not extended (the log says each reason once).
  */
 static void
 registry_note_failure(const char *reason)
@@ -206,26 +213,57 @@ registry_note_failure(const char *reason)
 }
 
 /*
- * The registry failed us (unreachable, or a call that raised an error): say
- * so, again only where the reason is not the one said last (a registry
- * unreachable, then one that cannot write, get a line each).  Before the
- * first answer, backends are told why they wait; a claim held stays usable
- * up to its promise.
+ * Is reason's first line one the log has not given since the registry last
+ * answered (and is there room to remember it)?  Then it is remembered.  The
+ * lines after the first may name processes or transactions, which differ
+ * at each call.
+ */
+static bool
+registry_reason_is_new(const char *reason)
+{
+	char		first[SNOWFLAKE_REGISTRY_TEXT_LEN];
+
+	strlcpy(first, reason, sizeof(first));
+	first[strcspn(first, "\n")] = '\0';
+	if (n_reasons_said >= REGISTRY_REASONS_SAID)
+		return false;
+	for (int i = 0; i < n_reasons_said; i++)
+	{
+		if (strcmp(reasons_said[i], first) == 0)
+			return false;
+	}
+	strlcpy(reasons_said[n_reasons_said++], first, sizeof(reasons_said[0]));
+	return true;
+}
+
+/*
+ * The registry failed us (unreachable, or a call that raised an error), with
+ * the claim in status after the round: say so, once for each reason until
+ * it answers again (a registry unreachable, then one that cannot write, get
+ * a line each).  Before the first answer, backends are told why they wait;
+ * a claim held stays usable up to its promise.  Backends refused meanwhile
+ * get the newest reason in their errors.
  */
 static void
 registry_failed(SnowflakeClaimStatus status, const char *reason)
 {
+	bool		say = registry_reason_is_new(reason);
+
 	if (status == CLAIM_HELD)
 		registry_note_failure(reason);
 	if (status == CLAIM_PENDING || status == CLAIM_UNREACHABLE)
+	{
+		/* registry_publish logs only a change of status */
 		registry_publish(CLAIM_UNREACHABLE, -1, false, NULL, reason);
-	else if (strcmp(logged_failure, reason) != 0)
+		if (say && status == CLAIM_UNREACHABLE)
+			registry_log_status(CLAIM_UNREACHABLE, -1, NULL, reason);
+	}
+	else if (say)
 		ereport(LOG,
 				(status == CLAIM_HELD ?
 				 errmsg("the snowflake registry did not extend this server's claim; IDs are generated up to its promise while this server retries") :
 				 errmsg("the snowflake registry did not answer this server; it retries"),
 				 errdetail_internal("%s", reason)));
-	strlcpy(logged_failure, reason, sizeof(logged_failure));
 }
 
 /*---- the calls ----*/
@@ -603,15 +641,21 @@ registry_round(PGconn **conn, SnowflakeClaimStatus status)
 			PQfinish(*conn);
 		*conn = NULL;
 		if (!ShutdownRequestPending)
+		{
+			/* the round may have lost the claim, then failed to confirm it */
+			SpinLockAcquire(&registry_state->mutex);
+			status = registry_state->status;
+			SpinLockRelease(&registry_state->mutex);
 			registry_failed(status, reason);
+		}
 	}
 	else
 	{
 		registry_note_failure(NULL);
-		if (logged_failure[0] != '\0')
+		if (n_reasons_said > 0)
 			ereport(LOG,
 					(errmsg("the snowflake registry answers this server again")));
-		logged_failure[0] = '\0';
+		n_reasons_said = 0;
 	}
 }
 

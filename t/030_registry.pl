@@ -7,9 +7,10 @@
 # takes it back above the old start's promise, two servers started at the
 # same moment differ, the registry stopped (holders generate up to their
 # promise, a server that starts meanwhile waits; the holder's log says so
-# once, and again when the registry answers), a full datacenter, a login at
-# its limit, a release and a reassignment, and worker_id set beside a
-# registry.
+# once for each reason, and again when the registry answers; its refused
+# calls name the reason too, a registry turned read-only's as well), a full
+# datacenter, a login at its limit, a release and a reassignment, and
+# worker_id set beside a registry.
 
 use strict;
 use warnings;
@@ -190,7 +191,7 @@ like(
 ok( $a->log_contains(
 		"the snowflake registry did not extend this server's claim; IDs are generated up to its promise while this server retries"
 	),
-	"and its log says once that the registry did not extend its claim");
+	"and its log says that the registry did not extend its claim");
 
 $registry->start;
 $new->start;
@@ -218,7 +219,11 @@ like(
 ok( $a->log_contains(
 		qr/did not extend this server's claim.*\n.*DETAIL: .*read-only transaction/
 	),
-	'and its log says so too, after the reason it said first');
+	'and its log says so too, a reason besides the one it gave first');
+my @read_only_lines =
+  slurp_file($a->logfile) =~ /DETAIL: .*read-only transaction/g;
+is(scalar(@read_only_lines),
+	1, 'once, though check-ins failed so until the promise ran out');
 {
 	local $ENV{PGOPTIONS} = '-c default_transaction_read_only=off';
 	$registry->safe_psql('postgres',

@@ -717,15 +717,16 @@ my @dups = grep { @{ $ids_of{$_} } > 1 } keys %ids_of;
 
 # The registry's history, in the order it was committed.  A grant is a new
 # holder, version or floor of a pair: [port, token, version, floor, bound,
-# highest promise, nonces seen], times in seconds since 1970 (undef where
-# NULL).  Its bound is the highest promise it had, or the lower one its
-# holder's clean shutdown or confirmed release set (idle() alone lowers a
-# promise).  Only an extension brings a nonce the grant had not had: one
-# after a later grant is a fault.  A row that comes back as it was (the
-# registry went back, and an operator released it, or its holder found it
-# expired) brings a nonce seen before, and a promise no higher than the
-# grant's highest (a clean shutdown may have lowered its bound since): it
-# is no new grant, and changes no bound.
+# highest promise, nonces seen, newest nonce], times in seconds since 1970
+# (undef where NULL).  Its bound is the highest promise it had, or the lower
+# one its holder's clean shutdown or confirmed release set (idle() alone
+# lowers a promise) on its newest extension.  Only an extension brings a
+# nonce the grant had not had: one after a later grant is a fault.  A row
+# that comes back as it was (the registry went back, and an operator
+# released it, or its holder found it expired and marked it idle) brings an
+# older nonce, and a promise no higher than the grant's highest (a clean
+# shutdown may have lowered its bound since): it is no new grant, and
+# changes no bound.
 my %grants_of;    # pair => grants, in order
 my @floor_below;  # faults of the history
 foreach my $stretch (@history)
@@ -764,7 +765,7 @@ foreach my $stretch (@history)
 			}
 			push @$grants,
 			  [ $port, $token, $version, $floor, $promise, $promise,
-				{ $nonce => 1 } ];
+				{ $nonce => 1 }, $nonce ];
 			next;
 		}
 		my $last = $grant == $grants->[-1];
@@ -776,6 +777,7 @@ foreach my $stretch (@history)
 				$pair, $version, $port, $promise // 'none')
 			  unless $last;
 			$grant->[6]{$nonce} = 1;
+			$grant->[7] = $nonce;
 		}
 		elsif (defined $promise
 			&& defined $grant->[5]
@@ -793,6 +795,7 @@ foreach my $stretch (@history)
 			$grant->[4] = $promise;
 		}
 		elsif ($last
+			&& $nonce eq $grant->[7]
 			&& ($state eq 'idle' || ($state eq 'released' && $confirmed eq 't')))
 		{
 			$grant->[4] = $promise;
