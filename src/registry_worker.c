@@ -198,6 +198,18 @@ registry_publish(SnowflakeClaimStatus status, int worker_id,
 		registry_log_status(status, worker_id, answer, reason);
 }
 
+/* the claim's status, as the worker last published it */
+static SnowflakeClaimStatus
+registry_status(void)
+{
+	SnowflakeClaimStatus status;
+
+	SpinLockAcquire(&registry_state->mutex);
+	status = registry_state->status;
+	SpinLockRelease(&registry_state->mutex);
+	return status;
+}
+
 /*
  * Keep in shared memory why the last check-in failed while a claim was held,
  * or, with NULL, that one succeeded since: a call refused at the promise says
@@ -362,9 +374,7 @@ registry_apply_floor(void)
 	int64		reach_ms = snowflake_clock_ms(&us_into_ms) + snowflake_max_lead_ms;
 	SnowflakeClaimStatus status;
 
-	SpinLockAcquire(&registry_state->mutex);
-	status = registry_state->status;
-	SpinLockRelease(&registry_state->mutex);
+	status = registry_status();
 	if (status != CLAIM_HELD || held.waiting_floor_unix_ms < 0 ||
 		Max(newest_ms, reach_ms) + soon_ms <
 		snowflake_unix_to_id_ms(held.old_promise_unix_ms))
@@ -588,9 +598,7 @@ registry_release(PGconn *conn)
 	SnowflakeClaimStatus status;
 	char		reason[SNOWFLAKE_REGISTRY_TEXT_LEN];
 
-	SpinLockAcquire(&registry_state->mutex);
-	status = registry_state->status;
-	SpinLockRelease(&registry_state->mutex);
+	status = registry_status();
 	registry_publish(CLAIM_RELEASED, -1, false, NULL, NULL);
 	if (status != CLAIM_HELD && !(status == CLAIM_LOST && lost_unconfirmed))
 		return;
@@ -643,10 +651,7 @@ registry_round(PGconn **conn, SnowflakeClaimStatus status)
 		if (!ShutdownRequestPending)
 		{
 			/* the round may have lost the claim, then failed to confirm it */
-			SpinLockAcquire(&registry_state->mutex);
-			status = registry_state->status;
-			SpinLockRelease(&registry_state->mutex);
-			registry_failed(status, reason);
+			registry_failed(registry_status(), reason);
 		}
 	}
 	else
@@ -690,9 +695,7 @@ snowflake_registry_main(Datum main_arg)
 
 	for (;;)
 	{
-		SpinLockAcquire(&registry_state->mutex);
-		status = registry_state->status;
-		SpinLockRelease(&registry_state->mutex);
+		status = registry_status();
 
 		if (ConfigReloadPending)
 		{
